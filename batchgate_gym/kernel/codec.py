@@ -1,0 +1,246 @@
+"""Text actions in, tool calls out; tool results in, text observations out.
+
+An action is one string holding one or more tool calls, written either as calls
+(``load_batch("B-1")``, ``quarantine_batch(batch_id="B-1", column="amount",
+defect_type="missing_value")``; one per line or separated by ``;``) or as JSON (an
+object ``{"name": ..., "arguments": {...}}`` whose arguments may also be a JSON
+string, ``{"tool": ..., "args": {...}}``, an OpenAI-style
+``{"type": "function", "function": {...}}``, or a list of those). Calls are parsed
+with :mod:`ast` and :func:`ast.literal_eval` and never evaluated. Parsing is all or
+nothing: if any call is malformed, none runs, and the error says why and shows the
+accepted syntax.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_ACTION_CHARS = 65_536
+OBSERVATION_CHARSET = "\t\n" + "".join(chr(code) for code in range(0x20, 0x7F))
+_OUTSIDE_CHARSET = re.compile(r"[^\t\n\x20-\x7e]")
+_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?|\n?```\s*$")
+
+_TYPE_NAMES = {str: "string", list: "array", int: "integer"}
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: type
+    description: str
+    items: type | None = None  # element type of a list parameter
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": _TYPE_NAMES[self.kind], "description": self.description}
+        if self.items is not None:
+            schema["items"] = {"type": _TYPE_NAMES[self.items]}
+        return schema
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool's name, parameters and help, in one place for codec, prompt and schema."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...] = ()
+
+    @property
+    def signature(self) -> str:
+        inner = ", ".join(f"{p.name}: {_TYPE_NAMES[p.kind]}" for p in self.params)
+        return f"{self.name}({inner})"
+
+    def json_schema(self) -> dict[str, Any]:
+        """OpenAI function-calling format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object",
+                    "properties": {p.name: p.json_schema() for p in self.params},
+                    "required": [p.name for p in self.params],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def render(self) -> str:
+        """The call in call syntax, on one line, ASCII only."""
+        inner = ", ".join(f"{key}={json.dumps(value)}" for key, value in self.args.items())
+        return f"{self.name}({inner})"
+
+
+class ActionError(ValueError):
+    """The action could not be turned into tool calls; the message says why."""
+
+
+def syntax_help(tools: Mapping[str, ToolSpec]) -> str:
+    example = next(iter(tools.values())).name if tools else "tool"
+    return (
+        "Accepted syntax: one or more tool calls, e.g. "
+        f'{example}() or quarantine_batch(batch_id="B-1", column="amount", '
+        'defect_type="missing_value"), one per line or separated by ";"; or JSON '
+        '{"name": "...", "arguments": {...}} (or a list of such objects). '
+        "Tools: " + "; ".join(spec.signature for spec in tools.values())
+    )
+
+
+def parse_action(text: object, tools: Mapping[str, ToolSpec], max_calls: int) -> list[ToolCall]:
+    """Turn an action string into bound tool calls, or raise :class:`ActionError`."""
+    if not isinstance(text, str):
+        raise ActionError(f"an action must be a string, not {type(text).__name__}")
+    if len(text) > MAX_ACTION_CHARS:
+        raise ActionError(f"action is {len(text)} characters long; the limit is {MAX_ACTION_CHARS}")
+    body = _FENCE.sub("", text.strip()).strip()
+    if not body:
+        raise ActionError("empty action: no tool call found")
+    try:
+        raw_calls = _parse_json(body) if body[0] in "[{" else _parse_calls(body)
+    except ActionError:
+        raise
+    except (RecursionError, MemoryError):
+        raise ActionError("action is nested too deeply to parse") from None
+    if len(raw_calls) > max_calls:
+        raise ActionError(f"{len(raw_calls)} calls in one action; at most {max_calls} are allowed")
+    return [_bind(name, args, kwargs, tools) for name, args, kwargs in raw_calls]
+
+
+RawCall = tuple[str, list[Any], dict[str, Any]]
+
+
+def _parse_json(body: str) -> list[RawCall]:
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ActionError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ActionError("empty list: no tool call found")
+    return [_json_call(item, position) for position, item in enumerate(items)]
+
+
+def _json_call(item: Any, position: int) -> RawCall:
+    where = f"call {position + 1}"
+    if not isinstance(item, dict):
+        raise ActionError(f"{where}: expected a JSON object, got {type(item).__name__}")
+    if isinstance(item.get("function"), dict):  # OpenAI tool_call wrapper
+        item = item["function"]
+    name = item.get("name", item.get("tool"))
+    args = item.get("arguments", item.get("args", {}))
+    if not isinstance(name, str):
+        raise ActionError(f'{where}: missing "name" (or "tool") string')
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ActionError(f"{where}: arguments string is not valid JSON ({exc.msg})") from None
+    if not isinstance(args, dict):
+        raise ActionError(f'{where}: "arguments" must be an object')
+    return name, [], args
+
+
+def _parse_calls(body: str) -> list[RawCall]:
+    try:
+        tree = ast.parse(body, mode="exec")
+    except SyntaxError as exc:
+        raise ActionError(
+            f"could not parse the action as tool calls: {exc.msg} (line {exc.lineno})"
+        ) from None
+    except ValueError as exc:
+        raise ActionError(f"could not parse the action: {exc}") from None
+    if not tree.body:
+        raise ActionError("no tool call found")
+    return [_ast_call(statement, position) for position, statement in enumerate(tree.body)]
+
+
+def _ast_call(statement: ast.stmt, position: int) -> RawCall:
+    where = f"call {position + 1}"
+    node = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise ActionError(
+            f"{where}: expected a call such as list_batches(), got a {type(statement).__name__} statement"
+        )
+    name = node.func.id
+    try:
+        args = [ast.literal_eval(arg) for arg in node.args]
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ActionError(f"{where}: arguments of {name} must be literals (strings, lists)") from None
+    if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        raise ActionError(f"{where}: ** and * arguments are not accepted")
+    return name, args, kwargs
+
+
+def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str, ToolSpec]) -> ToolCall:
+    spec = tools.get(name)
+    if spec is None:
+        raise ActionError(f"unknown tool {escape(name[:80])!r}; tools are: {', '.join(tools)}")
+    if len(args) > len(spec.params):
+        raise ActionError(f"{spec.signature} takes {len(spec.params)} arguments, {len(args)} given")
+    bound = dict(zip((p.name for p in spec.params), args, strict=False))
+    for key, value in kwargs.items():
+        if key in bound:
+            raise ActionError(f"{spec.signature}: {key} given twice")
+        bound[key] = value
+    names = [p.name for p in spec.params]
+    unknown = [key for key in bound if key not in names]
+    if unknown:
+        raise ActionError(f"{spec.signature}: unknown argument {escape(str(unknown[0])[:80])!r}")
+    for param in spec.params:
+        if param.name not in bound:
+            raise ActionError(f"{spec.signature}: missing argument {param.name!r}")
+        _check_type(spec, param, bound[param.name])
+    return ToolCall(name, {p.name: bound[p.name] for p in spec.params})
+
+
+def _check_type(spec: ToolSpec, param: Param, value: Any) -> None:
+    if not isinstance(value, param.kind) or isinstance(value, bool):
+        raise ActionError(
+            f"{spec.signature}: {param.name} must be a {_TYPE_NAMES[param.kind]}, not {type(value).__name__}"
+        )
+    if param.items is not None and not all(isinstance(item, param.items) for item in value):
+        raise ActionError(
+            f"{spec.signature}: every item of {param.name} must be a {_TYPE_NAMES[param.items]}"
+        )
+
+
+def escape(text: str) -> str:
+    """Replace every character outside the observation charset by an escape."""
+    if text.isascii() and not _OUTSIDE_CHARSET.search(text):
+        return text
+    return _OUTSIDE_CHARSET.sub(_escape_char, text)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def cut(text: str, limit: int) -> str:
+    """Keep ``text`` within ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n...[observation cut: {len(text) - limit} more characters]"
+    marker = f"\n...[observation cut: {len(text) - limit + len(marker)} more characters]"
+    return text[: limit - len(marker)] + marker
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False)

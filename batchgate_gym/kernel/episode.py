@@ -1,0 +1,103 @@
+"""The turn loop shared by every desk: text action in, text observation out.
+
+A *desk* is the domain side: it names its tools, runs a bound call (logging it in
+the ledger), and says when the agent has finished. The episode owns everything
+that is the same on every desk: parsing the action, refusing malformed ones as
+logged calls, the per-step call cap, the turn limit, the observation's charset and
+length, and sealing the log when the episode ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .codec import ActionError, ToolCall, ToolSpec, compact_json, cut, escape, parse_action, syntax_help
+from .ledger import Ledger
+
+INVALID_ACTION = "invalid_action"
+
+
+class Desk(Protocol):
+    """What the episode needs from a domain."""
+
+    ledger: Ledger
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    def call(self, call: ToolCall) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeLimits:
+    max_turns: int = 30
+    max_calls_per_step: int = 32
+    max_observation_chars: int = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    observation: str
+    terminated: bool
+    truncated: bool
+    calls: int
+
+
+class Episode:
+    """One episode over one desk. ``step`` never raises on agent input."""
+
+    __slots__ = ("_help", "calls", "desk", "limits", "over", "turn")
+
+    def __init__(self, desk: Desk, limits: EpisodeLimits) -> None:
+        self.desk = desk
+        self.limits = limits
+        self.turn = 0
+        self.calls = 0
+        self.over = False
+        self._help: str | None = None
+
+    def step(self, action: object) -> StepOutcome:
+        if self.over:
+            raise RuntimeError("the episode is over; reset before stepping again")
+        self.turn += 1
+        header = f"turn {self.turn} of {self.limits.max_turns}"
+        try:
+            calls = parse_action(action, self.desk.tools, self.limits.max_calls_per_step)
+        except ActionError as exc:
+            self._log_invalid(action, str(exc))
+            body = f"error: {exc}\n{self._syntax_help()}"
+            ran = 0
+        else:
+            body = "\n".join(self._run(call) for call in calls)
+            ran = len(calls)
+        self.calls += ran
+        terminated = self.desk.finished
+        truncated = not terminated and self.turn >= self.limits.max_turns
+        if terminated or truncated:
+            self.over = True
+            self.desk.ledger.seal("report submitted" if terminated else "turn limit reached")
+            body += (
+                "\nThe episode is over."
+                if terminated
+                else "\nTurn limit reached without a report: the episode is over."
+            )
+        text = escape(f"{header}\n{body}")
+        return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
+
+    def _run(self, call: ToolCall) -> str:
+        result = self.desk.call(call)
+        return f"> {escape(call.render())}\n{compact_json(result)}"
+
+    def _log_invalid(self, action: object, error: str) -> None:
+        text = action if isinstance(action, str) else repr(type(action))
+        self.desk.ledger.append(INVALID_ACTION, {"text": escape(text[:200])}, False, error[:500])
+
+    def _syntax_help(self) -> str:
+        if self._help is None:
+            self._help = syntax_help(self.desk.tools)
+        return self._help

@@ -1,0 +1,158 @@
+"""Read-only, bounded SQL for untrusted agents.
+
+An agent's query runs on the episode's own SQLite connection, so the guard has to
+hold on three fronts at once:
+
+* nothing is written: a SQLite authorizer allows only SELECT, READ, FUNCTION and
+  RECURSIVE while agent SQL runs (denying writes, DDL including temp objects,
+  PRAGMA, ATTACH and transactions) and always refuses the allocation and extension
+  functions; ``PRAGMA query_only`` backs it up for the few statements SQLite never
+  asks the authorizer about (REINDEX, for one);
+* nothing runs away: a progress handler interrupts a query past its VM-step or
+  wall-clock budget, and connection limits cap value length, LIKE patterns and
+  result width;
+* what the agent looked at is known from SQLite itself: every table the authorizer
+  sees read is recorded, so a table named in a comment or a string never counts.
+
+The authorizer is installed once and switched by a flag, so the environment's own
+statements (loading, grading) run unhindered.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from dataclasses import dataclass
+
+_ALLOWED_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+_DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
+_STEP_GRANULARITY = 1000  # VM instructions between two progress-handler calls
+
+
+@dataclass(frozen=True, slots=True)
+class SqlBudget:
+    """How much one agent query may cost and return."""
+
+    max_steps: int = 2_000_000
+    max_seconds: float = 2.0
+    max_value_bytes: int = 20_000
+    max_like_pattern: int = 200
+    max_columns: int = 64
+    max_rows: int = 50
+    max_cell_chars: int = 200
+    max_blob_bytes: int = 100
+    max_query_chars: int = 20_000
+    heap_limit_bytes: int = 1 << 30  # process-wide ceiling on SQLite's own allocations
+
+
+@dataclass(frozen=True, slots=True)
+class SqlResult:
+    columns: list[str]
+    rows: list[list[object]]
+    truncated: bool
+    tables_read: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"columns": self.columns, "rows": self.rows, "truncated": self.truncated}
+
+
+class SqlRefused(Exception):
+    """The query was refused, failed or was interrupted; nothing ran to completion."""
+
+
+def clean_query(query: str) -> str:
+    """One statement: surrounding whitespace and trailing semicolons removed."""
+    return query.strip().rstrip(";").rstrip()
+
+
+class SqlGuard:
+    """Owns the authorizer, limits and budget of one SQLite connection."""
+
+    __slots__ = ("_active", "_deadline", "_steps", "_tables", "budget", "conn")
+
+    def __init__(self, conn: sqlite3.Connection, budget: SqlBudget | None = None) -> None:
+        self.conn = conn
+        self.budget = budget or SqlBudget()
+        self._active = False
+        self._tables: set[str] = set()
+        self._steps = 0
+        self._deadline = 0.0
+        conn.set_authorizer(self._authorize)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, self.budget.max_columns)
+        conn.execute(f"PRAGMA hard_heap_limit={int(self.budget.heap_limit_bytes)}")
+
+    def _authorize(self, action: int, arg1, arg2, _db, _trigger) -> int:
+        if not self._active:
+            return sqlite3.SQLITE_OK
+        if action not in _ALLOWED_ACTIONS:
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_READ:
+            self._tables.add(arg1)
+        elif action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _DENIED_FUNCTIONS:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    def _progress(self) -> int:
+        self._steps += _STEP_GRANULARITY
+        if self._steps > self.budget.max_steps or time.perf_counter() > self._deadline:
+            return 1  # non-zero interrupts the statement
+        return 0
+
+    def run(self, query: str) -> SqlResult:
+        """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
+        if not isinstance(query, str):
+            raise SqlRefused("query must be a string")
+        if len(query) > self.budget.max_query_chars:
+            raise SqlRefused(f"query longer than {self.budget.max_query_chars} characters")
+        sql = clean_query(query)
+        if not sql:
+            raise SqlRefused("empty query")
+        conn = self.conn
+        conn.execute("PRAGMA query_only=1")
+        self._tables = set()
+        self._steps = 0
+        self._deadline = time.perf_counter() + self.budget.max_seconds
+        conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
+        self._active = True
+        try:
+            cursor = conn.execute(sql)
+            fetched = cursor.fetchmany(self.budget.max_rows + 1)
+            columns = [_cut(str(d[0]), self.budget.max_cell_chars) for d in cursor.description or ()]
+            cursor.close()
+        except Exception as exc:
+            raise SqlRefused(_describe(exc, self._steps > self.budget.max_steps)) from None
+        finally:
+            self._active = False
+            conn.set_progress_handler(None, 0)
+            conn.execute("PRAGMA query_only=0")
+        rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
+        truncated = len(fetched) > self.budget.max_rows
+        return SqlResult(columns, rows, truncated, tuple(sorted(self._tables)))
+
+    def _cell(self, value: object) -> object:
+        if isinstance(value, str):
+            return _cut(value, self.budget.max_cell_chars)
+        if isinstance(value, bytes):
+            return "0x" + value[: self.budget.max_blob_bytes].hex()
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(value)
+        return value
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "...[truncated]"
+
+
+def _describe(exc: BaseException, over_steps: bool) -> str:
+    message = str(exc) or type(exc).__name__
+    if message == "interrupted":
+        budget = "VM-step" if over_steps else "time"
+        return f"query interrupted: it exceeded its {budget} budget"
+    if isinstance(exc, MemoryError):
+        return "query ran out of memory"
+    return f"{type(exc).__name__}: {message}"

@@ -1,0 +1,45 @@
+"""Column profiles of a staged batch, as ``profile_batch`` reports them.
+
+A profile is what a quick look at a file shows: blanks, distinct counts, the
+smallest and largest value as text and as a number, the commonest values. It is
+computed from the staged rows, which never change during an episode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+TOP_VALUES = 8
+
+
+def profile_rows(columns: Sequence[str], rows: Sequence[Sequence[str | None]]) -> dict[str, dict[str, Any]]:
+    return {name: profile_column([row[i] for row in rows]) for i, name in enumerate(columns)}
+
+
+def profile_column(values: list[str | None]) -> dict[str, Any]:
+    present = [v for v in values if v is not None]
+    counts = Counter(present)
+    numbers = [n for n in map(_number, present) if n is not None]
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
+    return {
+        "n_null": len(values) - len(present),
+        "n_blank": sum(1 for v in present if not v.strip()),
+        "n_distinct": len(counts),
+        "min": min(present) if present else None,
+        "max": max(present) if present else None,
+        "numeric_min": min(numbers) if numbers else None,
+        "numeric_max": max(numbers) if numbers else None,
+        "top_values": [[value, count] for value, count in top],
+    }
+
+
+def _number(text: str) -> float | None:
+    """The value as a finite float after stripping, or None."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

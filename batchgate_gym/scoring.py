@@ -1,0 +1,42 @@
+"""Scoring a finished episode, live or from its log alone.
+
+``score_live`` reads the world's own log and warehouse. ``replay`` needs nothing
+but the case and an exported log: it checks the hash chain and seal, rebuilds the
+warehouse by re-running every executed load on a fresh world (checking each
+logged orphan count on the way), and grades that. The two must agree; a log that
+was edited, cut short or invented fails the check instead of scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .cases import Case
+from .grader import Score, grade, read_facts
+from .kernel.ledger import LogIntegrityError, verify_chain
+from .world import GateWorld
+
+
+def score_live(world: GateWorld) -> Score:
+    case = world.case
+    facts = read_facts(case, world.ledger.entries)
+    return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
+
+
+def replay(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True) -> Score:
+    """Recompute the score from the case and the exported log alone."""
+    verify_chain(entries, require_seal=require_seal)
+    world = GateWorld()
+    world.reset(case)
+    for entry in entries:
+        if entry.get("action") != "load_batch" or entry.get("executed") is not True:
+            continue
+        batch = case.batch(entry["args"]["batch_id"])
+        if batch is None:
+            raise LogIntegrityError(f"entry {entry['seq']}: loads a batch the case does not have")
+        if world.orphans_now(batch) != entry["args"]["orphan_rows"]:
+            raise LogIntegrityError(f"entry {entry['seq']}: orphan count disagrees with the warehouse")
+        world.insert(batch)
+    facts = read_facts(case, entries)
+    return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)

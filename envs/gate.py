@@ -1,0 +1,135 @@
+"""BadBatchGate as a Gymnasium environment with text actions and observations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from batchgate_gym.casebook import CaseSource, case_source
+from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
+from batchgate_gym.kernel.episode import Episode, EpisodeLimits
+from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.scoring import score_live
+from batchgate_gym.task import task_text
+from batchgate_gym.world import GateWorld
+
+ACTION_MAX_CHARS = 32_768
+
+
+class BatchGateEnv(gym.Env[str, str]):
+    """Gate a nightly warehouse load: inspect staged batches, load or quarantine, report.
+
+    **Action space** ``Text(max_length=32768)`` over printable ASCII plus tab and
+    newline. An action is a string of one or more tool calls, in call syntax
+    (``load_batch("B-1")``) or JSON (``{"name": ..., "arguments": {...}}`` or a
+    list of those). Any ``str`` is accepted: a malformed action (unknown tool, bad
+    arguments, unparsable text, over 65,536 characters) yields an error
+    observation that shows the accepted syntax, and is logged as a refused call.
+
+    **Observation space** ``Text(max_length=max_observation_chars)``, same charset
+    (other characters arrive escaped). After ``reset`` it is the whole task: the
+    brief, the seven tools with signatures, the action syntax and the case prompt.
+    After ``step`` it is ``turn t of T`` followed by each call and its JSON result.
+
+    **Reward** 0 on every step except the one that submits the report: that step
+    terminates the episode and pays the weighted score
+    ``0.50 disposition + 0.20 report + 0.15 evidence + 0.15 inspected`` (in [0, 1]),
+    recomputed from the warehouse and the environment's hash-chained log.
+
+    **Termination** on ``submit_report``. **Truncation** after ``max_turns`` steps
+    without a report, with reward 0 (no report, no credit).
+
+    **Info** a fresh dict each call: ``turn`` and ``calls`` (calls run this step).
+    Nothing about the truth or the case family appears before the end; the last
+    step adds ``case_id``, ``family``, ``score`` (reward, the four terms,
+    ``bad_batches_loaded``, ``revenue_error_usd``), ``log_intact`` and
+    ``log_entries``.
+
+    **Arguments**
+    ``cases``: a JSONL path, a list of case dicts or :class:`Case` objects, or any
+    case source. ``max_turns`` (30), ``max_calls_per_step`` (32),
+    ``max_observation_chars`` (65,536), ``sql_budget`` and ``render_mode``
+    (``"ansi"``: :meth:`render` returns the transcript).
+
+    ``reset(seed=..., options={"case_id": ...} | {"case_index": ...})`` picks a
+    case; without options a case is drawn with ``self.np_random``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
+        *,
+        max_turns: int = 30,
+        max_calls_per_step: int = 32,
+        max_observation_chars: int = 65_536,
+        sql_budget: SqlBudget | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.render_mode = render_mode
+        self.source = case_source(cases)
+        self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        self.world = GateWorld(sql_budget)
+        self.episode: Episode | None = None
+        self.action_space = spaces.Text(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
+        self.observation_space = spaces.Text(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)
+        self._transcript: list[str] = []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        case = self.source.pick(self.np_random, options or {})
+        self.world.reset(case)
+        self.episode = Episode(self.world, self.limits)
+        observation = task_text(case, self.limits.max_turns)
+        if self.render_mode == "ansi":
+            self._transcript = [observation]
+        return observation, {"turn": 0, "calls": 0}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        outcome = self.episode.step(action)
+        info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
+        reward = 0.0
+        if outcome.terminated or outcome.truncated:
+            score = score_live(self.world)
+            reward = float(score.reward)
+            info.update(self.final_info(score))
+        if self.render_mode == "ansi":
+            shown = action if isinstance(action, str) else repr(action)
+            self._transcript.append(f"ACTION:\n{shown}\n{outcome.observation}")
+        return outcome.observation, reward, outcome.terminated, outcome.truncated, info
+
+    def final_info(self, score) -> dict[str, Any]:
+        case = self.world.case
+        return {
+            "case_id": case.case_id,
+            "family": case.family,
+            "score": score.as_dict(),
+            "log_intact": self.world.ledger.intact(),
+            "log_entries": len(self.world.ledger),
+        }
+
+    def export_log(self) -> list[dict[str, Any]]:
+        """The episode's hash-chained log as plain dicts (for replay and audit)."""
+        return self.world.ledger.export()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return "\n\n".join(self._transcript)
+        return None
+
+    def close(self) -> None:
+        self.world.conn.close()
+        super().close()
