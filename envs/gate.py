@@ -116,6 +116,8 @@ class BatchGateEnv(gym.Env[str, str]):
         return {
             "case_id": case.case_id,
             "family": case.family,
+            "batches": len(case.batches),
+            "defective_batches": case.n_defective,
             "score": score.as_dict(),
             "log_intact": self.world.ledger.intact(),
             "log_entries": len(self.world.ledger),

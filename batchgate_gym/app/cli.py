@@ -1,0 +1,50 @@
+"""The ``batchgate`` command (also ``python -m batchgate_gym``).
+
+Each subcommand lives in its own module of this package, exposing
+``add_arguments(parser)`` and ``run(args) -> int``; a module that is not there
+yet simply does not appear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS = {
+    "report": "compare policies over a split or a case file",
+    "attacks": "the attacker table against careful",
+    "bench": "speed benchmark",
+    "play": "play a case yourself in the terminal",
+    "team": "the multi-agent (PettingZoo) team table",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="batchgate", description="BadBatchGate: gate a nightly warehouse load."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(f"batchgate_gym.app.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"batchgate_gym.app.{name}":
+                continue
+            raise
+        command = sub.add_parser(
+            name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0]
+        )
+        module.add_arguments(command)
+        command.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
