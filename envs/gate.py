@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
-from gymnasium import spaces
 
 from batchgate_gym.casebook import CaseSource, case_source
 from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
@@ -16,6 +15,8 @@ from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.scoring import score_live
 from batchgate_gym.task import task_text
 from batchgate_gym.world import GateWorld
+
+from .spaces import AsciiText
 
 ACTION_MAX_CHARS = 32_768
 
@@ -80,8 +81,8 @@ class BatchGateEnv(gym.Env[str, str]):
         self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
         self.world = GateWorld(sql_budget)
         self.episode: Episode | None = None
-        self.action_space = spaces.Text(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
-        self.observation_space = spaces.Text(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)
+        self.action_space = AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
+        self.observation_space = AsciiText(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)
         self._transcript: list[str] = []
 
     def reset(
