@@ -171,7 +171,7 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
     node = statement.value if isinstance(statement, ast.Expr) else None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ActionError(
-            f"{where}: expected a call such as list_batches(), got a {type(statement).__name__} statement"
+            f"{where}: expected a tool call such as list_batches(), got {_describe_node(statement)}"
         )
     name = node.func.id
     try:
@@ -182,6 +182,14 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
     if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         raise ActionError(f"{where}: ** and * arguments are not accepted")
     return name, args, kwargs
+
+
+def _describe_node(statement: ast.stmt) -> str:
+    if isinstance(statement, ast.Expr):
+        if isinstance(statement.value, ast.Call):
+            return "a call of something that is not a tool name"
+        return f"a bare {type(statement.value).__name__.lower()} expression"
+    return f"a {type(statement).__name__.lower()} statement"
 
 
 def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str, ToolSpec]) -> ToolCall:
