@@ -24,15 +24,22 @@ class LogIntegrityError(ValueError):
     """The log's chain, order or seal does not hold."""
 
 
+# Built once: json.dumps with options constructs a new encoder on every call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical_json(value: Any) -> str:
     """The one serialisation that hashes are computed over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _CANONICAL.encode(value)
+
+
+def _body_hash(body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(_CANONICAL.encode(body).encode("ascii")).hexdigest()
 
 
 def entry_hash(entry: Mapping[str, Any]) -> str:
     """SHA-256 hex of an entry's canonical JSON, leaving its own ``hash`` out."""
-    body = {key: value for key, value in entry.items() if key != "hash"}
-    return hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
+    return _body_hash({key: value for key, value in entry.items() if key != "hash"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +98,7 @@ class Ledger:
             "note": note,
             "prev_hash": prev,
         }
-        entry = LogEntry(hash=entry_hash(body), **body)
+        entry = LogEntry(hash=_body_hash(body), **body)  # body has no "hash" key yet
         self._entries.append(entry)
         return entry
 
