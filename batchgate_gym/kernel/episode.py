@@ -90,7 +90,14 @@ class Episode:
         return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
 
     def _run(self, call: ToolCall) -> str:
-        result = self.desk.call(call)
+        if self.desk.finished:
+            # Nothing reaches the world once the agent has finished, not even later
+            # calls of the same action; they are logged as refused.
+            reason = "not run: the episode already ended with the report"
+            self.desk.ledger.append(call.name, call.args, False, reason)
+            result: dict[str, Any] = {"error": reason}
+        else:
+            result = self.desk.call(call)
         return f"> {escape(call.render())}\n{compact_json(result)}"
 
     def _log_invalid(self, action: object, error: str) -> None:
