@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from batchgate_gym.checks import check_query
+
 from .base import action, call, result_of, results
 
 _LOAD_ORDER = {"customers": 0, "orders": 1}
@@ -131,70 +133,6 @@ class CarefulPolicy(_Reporting):
         if decision:
             return self._send(*decision)
         return self._report()
-
-
-def check_query(batch: dict[str, Any], contract: dict[str, Any]) -> str:
-    """One SELECT counting, per contract rule, the rows of a batch that break it."""
-    table = '"' + batch["staging_table"].replace('"', '""') + '"'
-    window = contract["reporting_window"]
-    limits = contract["limits"]
-    rules = _order_rules(window, limits) if batch["table"] == "orders" else _customer_rules(window, limits)
-    parts = [f"(SELECT COUNT(*) FROM {table} WHERE {condition}) AS {name}" for name, condition in rules]
-    return "SELECT " + ",\n  ".join(parts).replace("{t}", table)
-
-
-def _literal(value: str) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def _in_list(values: list[str]) -> str:
-    return "(" + ", ".join(_literal(v) for v in values) + ")"
-
-
-_IS_DATE = "({c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}) = {c})"
-_NUMBER = "TRIM(amount) <> '' AND LTRIM(TRIM(amount), '-') NOT GLOB '*[^0-9.]*' AND LTRIM(TRIM(amount), '-') GLOB '*[0-9]*' AND LENGTH(TRIM(amount)) - LENGTH(REPLACE(TRIM(amount), '.', '')) <= 1 AND INSTR(LTRIM(TRIM(amount), '-'), '-') = 0"
-
-
-def _order_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, str]]:
-    cap = float(limits["max_amount"])
-    start, end = _literal(window["start"]), _literal(window["end"])
-    in_range = (
-        f"CASE WHEN status = 'refunded' THEN CAST(amount AS REAL) >= {-cap} AND CAST(amount AS REAL) < 0"
-        f" ELSE CAST(amount AS REAL) > 0 AND CAST(amount AS REAL) <= {cap} END"
-    )
-    return [
-        (
-            "order_id__duplicate_key",
-            "order_id IN (SELECT order_id FROM wh_orders)"
-            " OR order_id IN (SELECT order_id FROM {t} GROUP BY order_id HAVING COUNT(*) > 1)",
-        ),
-        ("customer_id__orphan_reference", "customer_id NOT IN (SELECT customer_id FROM wh_customers)"),
-        ("currency__wrong_currency", f"currency <> {_literal(limits['currency'])}"),
-        ("status__invalid_value", f"status NOT IN {_in_list(limits['allowed_status'])}"),
-        ("order_date__invalid_value", "NOT " + _IS_DATE.format(c="order_date")),
-        (
-            "order_date__out_of_window",
-            _IS_DATE.format(c="order_date") + f" AND (order_date < {start} OR order_date > {end})",
-        ),
-        ("amount__missing_value", "TRIM(amount) = ''"),
-        ("amount__invalid_value", f"TRIM(amount) <> '' AND NOT ({_NUMBER})"),
-        ("amount__out_of_range", f"({_NUMBER}) AND NOT ({in_range})"),
-    ]
-
-
-def _customer_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, str]]:
-    end = _literal(window["end"])
-    return [
-        (
-            "customer_id__duplicate_key",
-            "customer_id IN (SELECT customer_id FROM wh_customers)"
-            " OR customer_id IN (SELECT customer_id FROM {t} GROUP BY customer_id HAVING COUNT(*) > 1)",
-        ),
-        ("email__missing_value", "TRIM(email) = ''"),
-        ("country__invalid_value", f"country NOT IN {_in_list(limits['allowed_countries'])}"),
-        ("signup_date__invalid_value", "NOT " + _IS_DATE.format(c="signup_date")),
-        ("signup_date__out_of_window", _IS_DATE.format(c="signup_date") + f" AND signup_date > {end}"),
-    ]
 
 
 REFERENCE_POLICIES = {"naive": NaivePolicy, "careful": CarefulPolicy, "refuse-all": RefuseAllPolicy}
