@@ -71,7 +71,7 @@ def clean_query(query: str) -> str:
 class SqlGuard:
     """Owns the authorizer, limits and budget of one SQLite connection."""
 
-    __slots__ = ("_active", "_deadline", "_steps", "_tables", "budget", "conn")
+    __slots__ = ("_active", "_deadline", "_saw_select", "_steps", "_tables", "budget", "conn")
 
     def __init__(self, conn: sqlite3.Connection, budget: SqlBudget | None = None) -> None:
         self.conn = conn
@@ -80,6 +80,7 @@ class SqlGuard:
         self._tables: set[str] = set()
         self._steps = 0
         self._deadline = 0.0
+        self._saw_select = False
         conn.set_authorizer(self._authorize)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
@@ -91,7 +92,9 @@ class SqlGuard:
             return sqlite3.SQLITE_OK
         if action not in _ALLOWED_ACTIONS:
             return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_READ:
+        if action == sqlite3.SQLITE_SELECT:
+            self._saw_select = True
+        elif action == sqlite3.SQLITE_READ:
             self._tables.add(arg1)
         elif action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _DENIED_FUNCTIONS:
             return sqlite3.SQLITE_DENY
@@ -115,6 +118,7 @@ class SqlGuard:
         conn = self.conn
         conn.execute("PRAGMA query_only=1")
         self._tables = set()
+        self._saw_select = False
         self._steps = 0
         self._deadline = time.perf_counter() + self.budget.max_seconds
         conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
@@ -130,6 +134,10 @@ class SqlGuard:
             self._active = False
             conn.set_progress_handler(None, 0)
             conn.execute("PRAGMA query_only=0")
+        if not self._saw_select:
+            # A statement SQLite never authorized as a SELECT (REINDEX, say) is not a
+            # query; query_only kept it from writing, and the agent is told so.
+            raise SqlRefused("only SELECT statements are allowed")
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
         return SqlResult(columns, rows, truncated, tuple(sorted(self._tables)))
