@@ -103,14 +103,17 @@ class CarefulPolicy(_Reporting):
         if self.stage == "listed":
             self.contract = result_of(observation, "read_contract")
             listed = result_of(observation, "list_batches")["batches"]
-            # Customers before orders, otherwise in listed order (sorted is stable).
-            self.queue = sorted(listed, key=lambda b: _LOAD_ORDER[b["table"]])
+            self.queue = self.check_order(listed)
             self.stage = "checking"
             self.current: dict[str, Any] | None = None
             return self._next([])
         self._record(observation)
         decision = self._decide(observation) if self.current else []
         return self._next(decision)
+
+    def check_order(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Customers before orders, otherwise in listed order (sorted is stable)."""
+        return sorted(listed, key=lambda b: _LOAD_ORDER[b["table"]])
 
     def _decide(self, observation: str) -> list[dict[str, Any]]:
         check = result_of(observation, "run_sql")
