@@ -1,8 +1,8 @@
 """Text actions in, tool calls out; tool results in, text observations out.
 
 An action is one string holding one or more tool calls, written either as calls
-(``load_batch("B-1")``, ``quarantine_batch(batch_id="B-1", column="amount",
-defect_type="missing_value")``; one per line or separated by ``;``) or as JSON (an
+(``open_ticket("T-1")``, ``set_status(ticket_id="T-1", status="closed")``; one
+per line or separated by ``;``) or as JSON (an
 object ``{"name": ..., "arguments": {...}}`` whose arguments may also be a JSON
 string, ``{"tool": ..., "args": {...}}``, an OpenAI-style
 ``{"type": "function", "function": {...}}``, or a list of those). Calls are parsed
@@ -88,13 +88,15 @@ class ActionError(ValueError):
 
 
 def syntax_help(tools: Mapping[str, ToolSpec]) -> str:
-    example = next(iter(tools.values())).name if tools else "tool"
+    """How to write an action, with examples built from the desk's own tools."""
+    specs = list(tools.values())
+    plain = min(specs, key=lambda spec: len(spec.params)) if specs else ToolSpec("tool", "")
+    keyword = max(specs, key=lambda spec: len(spec.params)) if specs else plain
+    example = ", ".join(f'{p.name}="..."' if p.kind is str else f"{p.name}=[...]" for p in keyword.params)
     return (
-        "Accepted syntax: one or more tool calls, e.g. "
-        f'{example}() or quarantine_batch(batch_id="B-1", column="amount", '
-        'defect_type="missing_value"), one per line or separated by ";"; or JSON '
-        '{"name": "...", "arguments": {...}} (or a list of such objects). '
-        "Tools: " + "; ".join(spec.signature for spec in tools.values())
+        f"Accepted syntax: one or more tool calls, e.g. {plain.name}() or {keyword.name}({example}),"
+        ' one per line or separated by ";"; or JSON {"name": "...", "arguments": {...}}'
+        " (or a list of such objects). Tools: " + "; ".join(spec.signature for spec in specs)
     )
 
 
