@@ -90,9 +90,9 @@ def test_report_must_be_exact():
 
 
 def test_evidence_counts_accepted_citations_and_cancels_wrong_quarantines():
-    cite = lambda column, kind: play(
-        PERFECT[0], ("quarantine_batch", "B-2", column, kind), ("submit_report", [], ["B-2"])
-    )
+    def cite(column, kind):
+        return play(PERFECT[0], ("quarantine_batch", "B-2", column, kind), ("submit_report", [], ["B-2"]))
+
     assert cite("amount", "missing_value").evidence == 1
     assert cite("amount", "out_of_range").evidence == 1
     assert cite("amount", "invalid_value").evidence == 0
