@@ -1,0 +1,218 @@
+"""Turn a plan into a case: rows, planted defects, truth, ids, sources, prompt.
+
+Customers batches are built before orders batches because an orders batch may
+refer to the new customers of a clean customers batch and a clean orders batch
+carries orders for customers a customers batch re-sends. Row counts, batch-id
+digits and source notes are drawn for every batch alike, after the plan, so none
+of them says which batch is defective.
+"""
+
+from __future__ import annotations
+
+import operator
+import random
+from typing import Any
+
+from ..contract import contract
+from .context import CaseContext
+from .defects import DEFECTS, Free, Rows
+from .edges import EDGES
+from .families import FAMILIES, Slot
+from .ids import CUSTOMER_DIGITS, ORDER_DIGITS, digits_for
+from .plan import Layout, Plan, plan_case, rows_needed, with_extras
+from .rows import WAREHOUSE_CUSTOMERS, WAREHOUSE_ORDERS, customer_rows, order_rows
+
+ORDER_SOURCES = ("shop-api export", "shop-api export (retry)", "pos export")
+CUSTOMER_SOURCES = ("crm sync", "crm sync (retry)")
+BATCH_PREFIX = "B-0930"
+ORPHANS_PER_BATCH = 3  # the most fresh customer ids an orders planter asks for
+PROMPT = (
+    "Nightly load for the September books, run on 2026-10-01, after the reporting window"
+    " closed. {count} batches wait in staging. Load each batch that meets the data contract,"
+    " quarantine each one that does not, then submit your report."
+)
+
+
+def build_case(
+    seed: int,
+    *,
+    family: str | None = None,
+    variant: int | None = None,
+    rows_per_batch: tuple[int, int] = (3, 20),
+    batches: int = 2,
+    defects_per_batch: int = 1,
+    case_id: str | None = None,
+) -> dict[str, Any]:
+    """One case, fully determined by its arguments (the same in any process).
+
+    ``family=None`` draws a family for two batches and mixes defect families over
+    three or more (``family`` is then "mixed"). ``variant`` needs ``family``.
+    Batches hold ``rows_per_batch`` rows (raised to what their defects need), and
+    each defective batch carries at least ``defects_per_batch`` distinct
+    (column, type) defects, at most as many as its table has rules.
+    """
+    return compose(seed, family, variant, rows_per_batch, batches, defects_per_batch, case_id, Layout())
+
+
+def compose(
+    seed: int,
+    family: str | None,
+    variant: int | None,
+    rows_per_batch: tuple[int, int],
+    batches: int,
+    defects_per_batch: int,
+    case_id: str | None,
+    layout: Layout,
+) -> dict[str, Any]:
+    """``build_case`` with a split's fixed layout (position and partner) on top."""
+    seed = operator.index(seed)
+    low, high = _check(family, variant, rows_per_batch, batches, defects_per_batch)
+    rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
+    plan = plan_case(rng, family, variant, batches, layout)
+    slots = [with_extras(rng, slot, defects_per_batch) for slot in plan.slots]
+    counts = _row_counts(rng, slots, low, high)
+    ctx = _open(rng, slots, counts)
+    rows = _fill(ctx, slots, counts)
+    return {
+        "case_id": case_id if case_id is not None else f"proc-{seed}",
+        "family": plan.family,
+        "variant": plan.variant,
+        "seed": seed,
+        "prompt": PROMPT.format(count=len(slots)),
+        "contract": contract(),
+        "warehouse": {"customers": ctx.wh_customers, "orders": ctx.wh_orders},
+        "batches": _listed(rng, plan, slots, rows),
+    }
+
+
+def _check(
+    family: str | None,
+    variant: int | None,
+    rows_per_batch: tuple[int, int],
+    batches: int,
+    defects_per_batch: int,
+) -> tuple[int, int]:
+    """Reject arguments that cannot make a valid case, with a message that says why."""
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
+    if variant is not None and family is None:
+        raise ValueError("a variant number only means something within a family")
+    low, high = (operator.index(n) for n in rows_per_batch)
+    if not 1 <= low <= high:
+        raise ValueError(f"rows_per_batch must be (low, high) with 1 <= low <= high, not {rows_per_batch}")
+    if operator.index(batches) < 2:
+        raise ValueError("a case needs at least 2 batches: a defective batch always sits beside a clean one")
+    if operator.index(defects_per_batch) < 1:
+        raise ValueError("defects_per_batch must be at least 1")
+    return low, high
+
+
+def _row_counts(rng: random.Random, slots: list[Slot], low: int, high: int) -> list[int]:
+    """One count per batch from the same range; the floor is what the case's defects need."""
+    low = max(low, *(rows_needed(slot) for slot in slots))
+    high = max(high, low)
+    return [rng.randint(low, high) for _ in slots]
+
+
+def _open(rng: random.Random, slots: list[Slot], counts: list[int]) -> CaseContext:
+    """The warehouse and id pools, wide enough for every row this case will hold."""
+    customer_rows_total = sum(n for slot, n in zip(slots, counts, strict=True) if slot.table == "customers")
+    order_rows_total = sum(n for slot, n in zip(slots, counts, strict=True) if slot.table == "orders")
+    customers_needed = WAREHOUSE_CUSTOMERS + customer_rows_total + ORPHANS_PER_BATCH * len(slots)
+    orders_needed = WAREHOUSE_ORDERS + order_rows_total
+    return CaseContext.open(
+        rng, digits_for(customers_needed, CUSTOMER_DIGITS), digits_for(orders_needed, ORDER_DIGITS)
+    )
+
+
+def _fill(ctx: CaseContext, slots: list[Slot], counts: list[int]) -> list[Rows]:
+    """Rows for every slot: customers batches first, then orders batches."""
+    rows: list[Rows] = [[] for _ in slots]
+    new_customers: list[str] = []
+    for i, slot in enumerate(slots):
+        if slot.table == "customers":
+            rows[i] = customer_rows(ctx.rng, ctx.customer_ids.take(counts[i]))
+            _plant(ctx, slot, rows[i])
+            if not slot.defects:
+                new_customers += [row["customer_id"] for row in rows[i]]
+    for i, slot in enumerate(slots):
+        if slot.table == "orders":
+            rows[i] = _orders(ctx, slot, counts[i], new_customers)
+            _plant(ctx, slot, rows[i])
+    return rows
+
+
+def _orders(ctx: CaseContext, slot: Slot, count: int, new_customers: list[str]) -> Rows:
+    """Clean orders for warehouse customers, plus the new or re-sent ones they must show."""
+    linked = new_customers if slot.needs_new else []
+    rows = order_rows(ctx.rng, ctx.order_ids.take(count), ctx.wh_customer_ids + linked)
+    forced = [linked[int(ctx.rng.random() * len(linked))]] if linked else []
+    if not slot.defects and ctx.featured:
+        forced += ctx.rng.sample(ctx.featured, min(len(ctx.featured), max(1, count // 3)))
+    forced = forced[:count]
+    for index, customer in zip(ctx.rng.sample(range(count), len(forced)), forced, strict=True):
+        rows[index]["customer_id"] = customer
+    return rows
+
+
+def _plant(ctx: CaseContext, slot: Slot, rows: Rows) -> None:
+    """Plant the slot's defects and edges, each on rows of its own, at random positions.
+
+    Each planter may take extra rows only beyond what the planters after it need.
+    """
+    order = list(range(len(rows)))
+    ctx.rng.shuffle(order)
+    free = Free(order)
+    planters = [(DEFECTS[n].min_rows, DEFECTS[n].plant) for n in slot.defects]
+    planters += [(EDGES[n][1], EDGES[n][2]) for n in slot.edges]
+    still_needed = sum(need for need, _ in planters)
+    for need, plant in planters:
+        still_needed -= need
+        free.reserve = still_needed
+        plant(ctx, rows, free)
+
+
+def truth(slot: Slot) -> dict[str, Any]:
+    """What the grader needs: every (column, type) planted, and every citation that counts."""
+    if not slot.defects:
+        return {"defective": False, "defects": []}
+    defects: list[tuple[str, str]] = []
+    accepted: list[tuple[str, str]] = []
+    for name in slot.defects:
+        defect = DEFECTS[name]
+        _add(defects, defect.pair)
+        _add(accepted, defect.pair)
+        for other in defect.also_accepted:
+            _add(accepted, (defect.column, other))
+    result: dict[str, Any] = {"defective": True, "defects": _citations(defects)}
+    if accepted != defects:
+        result["accepted"] = _citations(accepted)
+    return result
+
+
+def _add(pairs: list[tuple[str, str]], pair: tuple[str, str]) -> None:
+    if pair not in pairs:
+        pairs.append(pair)
+
+
+def _citations(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"column": column, "type": kind} for column, kind in pairs]
+
+
+def _listed(rng: random.Random, plan: Plan, slots: list[Slot], rows: list[Rows]) -> list[dict[str, Any]]:
+    """Batches in listing order; ids ``B-0930-<two random digits>-<position>``."""
+    digits = f"{int(rng.random() * 100):02d}"
+    batches = []
+    for position, index in enumerate(plan.order, start=1):
+        slot = slots[index]
+        sources = ORDER_SOURCES if slot.table == "orders" else CUSTOMER_SOURCES
+        batches.append(
+            {
+                "batch_id": f"{BATCH_PREFIX}-{digits}-{position}",
+                "table": slot.table,
+                "source": sources[int(rng.random() * len(sources))],
+                "rows": rows[index],
+                "truth": truth(slot),
+            }
+        )
+    return batches

@@ -1,0 +1,57 @@
+"""Random, never-repeating ids drawn from one shared range per kind.
+
+Ids are drawn at random rather than counted up, because an id that grows with the
+order in which batches were built tells an agent which batch was built first (and
+the defective one used to be built first). All customer ids of a case (warehouse,
+new, re-sent, orphan) come from the same range, so an orphan or a re-added
+customer cannot be spotted by where its id falls.
+"""
+
+from __future__ import annotations
+
+import random
+
+CUSTOMER_PREFIX = "C"
+ORDER_PREFIX = "O"
+CUSTOMER_DIGITS = 3  # C100..C999, as in the original data
+ORDER_DIGITS = 5  # O10000..O99999
+HEADROOM = 10  # the range holds at least this many times the ids a case needs
+
+
+def digits_for(needed: int, minimum: int) -> int:
+    """The fewest digits (at least ``minimum``) whose range has room for ``needed`` ids.
+
+    Wider ids only when the case is large, so default cases look like the
+    original's while a 100k-row batch still gets unique ids cheaply.
+    """
+    digits = minimum
+    while 9 * 10 ** (digits - 1) < HEADROOM * max(needed, 1):
+        digits += 1
+    return digits
+
+
+class IdPool:
+    """Hands out distinct ids of one kind, uniformly from ``prefix`` + ``digits`` digits."""
+
+    def __init__(self, rng: random.Random, prefix: str, digits: int) -> None:
+        self._rng = rng
+        self._prefix = prefix
+        self._low = 10 ** (digits - 1)
+        self._span = 9 * self._low
+        self._used: set[int] = set()
+
+    def take(self, count: int) -> list[str]:
+        """``count`` fresh ids, in random order, never handed out before by this pool."""
+        used, low, span, rand = self._used, self._low, self._span, self._rng.random
+        fresh: list[int] = []
+        while len(fresh) < count:
+            number = low + int(rand() * span)
+            if number not in used:
+                used.add(number)
+                fresh.append(number)
+        prefix = self._prefix
+        return [f"{prefix}{number}" for number in fresh]
+
+    def one(self) -> str:
+        """A single fresh id."""
+        return self.take(1)[0]

@@ -1,0 +1,87 @@
+"""Plausible clean rows: every value drawn from one distribution per column.
+
+Every batch of a case, clean or not, and the warehouse draw their rows from the
+same distributions, so nothing but a planted defect sets a batch apart. Rows are
+built column by column with ``random.Random.choices`` because a case is built on
+every environment reset and a scaled case may hold 100k-row batches.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from itertools import accumulate
+
+from ..contract import ALLOWED_COUNTRIES, ALLOWED_STATUS, CURRENCY, MAX_AMOUNT, WINDOW_END, WINDOW_START
+
+
+def _days(first: str, last: str) -> tuple[str, ...]:
+    """Every ISO date from ``first`` to ``last`` inclusive."""
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    return tuple((start + dt.timedelta(days=n)).isoformat() for n in range((end - start).days + 1))
+
+
+WINDOW_DATES = _days(WINDOW_START, WINDOW_END)
+SIGNUP_DATES = _days("2025-01-01", WINDOW_END)
+SALE_STATUSES = tuple(status for status in ALLOWED_STATUS if status != "refunded")
+_STATUS_CUM = tuple(accumulate(4 if status == "refunded" else 24 for status in ALLOWED_STATUS))
+AMOUNT_CENTS = range(1200, 190_000)  # 12.00 .. 1899.99, like the original's orders
+BIG_CENTS = range(MAX_AMOUNT + 1, 190_000)  # a plausible amount whose x100 passes the cap
+EMAIL_DOMAIN = "example.com"
+WAREHOUSE_CUSTOMERS = 20
+WAREHOUSE_ORDERS = 30
+
+
+def money(cents: int) -> str:
+    """Cents as the string the exports carry: ``117806`` -> ``"1178.06"``."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}{whole}.{part:02d}"
+
+
+def email_for(customer_id: str) -> str:
+    """One address pattern for every customer, so a re-sent row cannot differ in it."""
+    return f"{customer_id.lower()}@{EMAIL_DOMAIN}"
+
+
+def plausible_cents(rng: random.Random) -> int:
+    """One positive amount from the orders' distribution."""
+    return AMOUNT_CENTS[int(rng.random() * len(AMOUNT_CENTS))]
+
+
+def big_cents(rng: random.Random) -> int:
+    """A plausible amount above 500.00: multiplied by 100 it lands above the cap."""
+    return BIG_CENTS[int(rng.random() * len(BIG_CENTS))]
+
+
+def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> list[dict[str, str]]:
+    """Clean orders, one per id, for customers drawn from ``refs``; refunds are negative."""
+    count = len(order_ids)
+    customers = rng.choices(refs, k=count)
+    statuses = rng.choices(ALLOWED_STATUS, cum_weights=_STATUS_CUM, k=count)
+    cents = rng.choices(AMOUNT_CENTS, k=count)
+    dates = rng.choices(WINDOW_DATES, k=count)
+    return [
+        {
+            "order_id": order_id,
+            "customer_id": customer,
+            "amount": money(-amount if status == "refunded" else amount),
+            "currency": CURRENCY,
+            "status": status,
+            "order_date": date,
+        }
+        for order_id, customer, status, amount, date in zip(
+            order_ids, customers, statuses, cents, dates, strict=True
+        )
+    ]
+
+
+def customer_rows(rng: random.Random, customer_ids: list[str]) -> list[dict[str, str]]:
+    """Clean customers, one per id; signups spread over the same range as the warehouse's."""
+    count = len(customer_ids)
+    countries = rng.choices(ALLOWED_COUNTRIES, k=count)
+    signups = rng.choices(SIGNUP_DATES, k=count)
+    return [
+        {"customer_id": customer, "email": email_for(customer), "country": country, "signup_date": signup}
+        for customer, country, signup in zip(customer_ids, countries, signups, strict=True)
+    ]

@@ -1,0 +1,143 @@
+"""The fixed splits: eval (32 cases) and train (320), rebuilt byte for byte from seeds.
+
+Both use two batches per case, one of them defective in the six defect families.
+Where a random draw could leave a small split lopsided (which listing position
+holds the defective batch, whether the clean batch beside an orders defect is a
+customers batch), the split fixes the choice so the counts come out exactly even:
+then neither position nor table picks the defective batch more than half the time.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from .build import compose
+from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
+from .plan import Layout
+
+SPLITS = ("eval", "train")
+EVAL_SEED = 20_261_001
+TRAIN_SEED = 30_261_001
+TRAIN_PER_FAMILY = 40
+ORD, CUS = "orders", "customers"
+
+# Per defect family, the four eval cases: (variant, defective batch listed first, clean partner).
+# Twelve defective batches are listed first and twelve second; five customers batches are
+# defective and five clean ones sit beside an orders defect (whose orders refer to them,
+# so those list the customers first). Only clean-control-3 and legit-edge-2 list orders
+# before the customers they need.
+EVAL_LAYOUT: dict[str, tuple[tuple[int, bool, str], ...]] = {
+    "resent-rows": ((0, True, ORD), (1, False, ORD), (2, False, CUS), (3, True, ORD)),
+    "amount-bounds": ((0, True, ORD), (1, False, CUS), (2, False, ORD), (3, True, ORD)),
+    "blank-amount": ((0, False, ORD), (1, True, ORD), (2, True, ORD), (3, False, CUS)),
+    "orphan-customer": ((0, True, ORD), (1, False, ORD), (2, False, CUS), (3, True, ORD)),
+    "label-drift": ((0, True, ORD), (1, False, ORD), (2, False, CUS), (3, True, ORD)),
+    "dimension-fanout": ((0, False, ORD), (1, True, ORD), (2, True, ORD), (3, False, ORD)),
+}
+
+
+def split_path(name: str) -> Path:
+    """Where the committed split lives: ``batchgate_gym/data/<name>.jsonl``."""
+    _check(name)
+    return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
+
+
+def build_split(name: str) -> list[dict[str, Any]]:
+    """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
+    _check(name)
+    return [
+        compose(seed, family, variant, (3, 20), 2, 1, case_id, layout)
+        for case_id, seed, family, variant, layout in _entries(name)
+    ]
+
+
+def dumps_case(case: dict[str, Any]) -> str:
+    """One JSONL line with sorted keys, as the original files are written (no newline)."""
+    return json.dumps(case, sort_keys=True)
+
+
+def write_split(name: str, path: str | Path | None = None) -> Path:
+    """Write a split as JSONL (one case a line, ``\\n`` endings); returns the path."""
+    target = Path(path) if path is not None else split_path(name)
+    text = "".join(dumps_case(case) + "\n" for case in build_split(name))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(text.encode("utf-8"))
+    return target
+
+
+def _check(name: str) -> None:
+    if name not in SPLITS:
+        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(SPLITS)}")
+
+
+def _entries(name: str) -> list[tuple[str, int, str, int, Layout]]:
+    """(case_id, seed, family, variant, layout) for every case of a split."""
+    return _eval_entries() if name == "eval" else _train_entries()
+
+
+def _eval_entries() -> list[tuple[str, int, str, int, Layout]]:
+    entries = []
+    for index, family in enumerate(FAMILIES):
+        for k in range(4):
+            seed = EVAL_SEED + 100 * index + k
+            if family in CLEAN_FAMILIES:
+                entries.append((f"eval-{family}-{k}", seed, family, k, Layout()))
+            else:
+                variant, first, partner = EVAL_LAYOUT[family][k]
+                layout = Layout(defect_first=first, partner=_partner_or_none(family, variant, partner))
+                entries.append((f"eval-{family}-{k}", seed, family, variant, layout))
+    return entries
+
+
+@functools.cache
+def _train_layouts() -> dict[tuple[str, int], Layout]:
+    """Balanced train layout: half of each variant's defects listed first, and as many
+    clean customers batches beside orders defects as there are defective customers batches."""
+    rng = random.Random(TRAIN_SEED)
+    layouts: dict[tuple[str, int], Layout] = {}
+    open_partner: list[tuple[str, int]] = []
+    customers_defects = forced_customers = 0
+    for family in DEFECT_FAMILIES:
+        table = variant_table(family)
+        for variant in range(len(table)):
+            ks = list(range(variant, TRAIN_PER_FAMILY, len(table)))
+            firsts = [i % 2 == 0 for i in range(len(ks))]
+            rng.shuffle(firsts)
+            chosen = table[variant]
+            for k, first in zip(ks, firsts, strict=True):
+                layouts[family, k] = Layout(defect_first=first)
+                if chosen.slots[0].table == CUS:
+                    customers_defects += 1
+                elif chosen.partner == CUS:
+                    forced_customers += 1
+                else:
+                    open_partner.append((family, k))
+    rng.shuffle(open_partner)
+    for i, key in enumerate(open_partner):
+        partner = CUS if i < customers_defects - forced_customers else ORD
+        layouts[key] = Layout(defect_first=layouts[key].defect_first, partner=partner)
+    return layouts
+
+
+def _train_entries() -> list[tuple[str, int, str, int, Layout]]:
+    layouts = _train_layouts()
+    entries = []
+    for index, family in enumerate(FAMILIES):
+        count = len(variant_table(family))
+        for k in range(TRAIN_PER_FAMILY):
+            seed = TRAIN_SEED + 1000 * index + k
+            layout = layouts.get((family, k), Layout())
+            entries.append((f"train-{family}-{k}", seed, family, k % count, layout))
+    return entries
+
+
+def _partner_or_none(family: str, variant: int, partner: str) -> str | None:
+    """A customers defect, or a variant that fixes its partner, takes no layout partner."""
+    chosen = variant_table(family)[variant]
+    if chosen.slots[0].table == CUS or chosen.partner != "either":
+        return None
+    return partner
