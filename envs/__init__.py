@@ -1,6 +1,7 @@
 """Gymnasium (and, later, PettingZoo) environments over the batch-gate core.
 
-Importing this package registers ``batchgate_gym/BadBatchGate-v0``.
+Importing this package registers ``batchgate_gym/BadBatchGate-v0`` and its
+macro-action form ``batchgate_gym/BadBatchGateMacro-v0`` (:mod:`.macro`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import gymnasium
 from .gate import BatchGateEnv
 
 ENV_ID = "batchgate_gym/BadBatchGate-v0"
+MACRO_ENV_ID = "batchgate_gym/BadBatchGateMacro-v0"
 
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="batchgate_gym.envs.gate:BatchGateEnv")
+if MACRO_ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=MACRO_ENV_ID, entry_point="batchgate_gym.envs.macro:MacroGateEnv")
 
-__all__ = ["ENV_ID", "BatchGateEnv"]
+__all__ = ["ENV_ID", "MACRO_ENV_ID", "BatchGateEnv"]

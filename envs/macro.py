@@ -1,0 +1,111 @@
+"""BadBatchGate for standard RL libraries: discrete macro actions, numeric observations.
+
+Text actions and text observations suit language agents; PPO, DQN and friends want
+a ``Discrete`` action and a ``Box`` observation. This wrapper gives them both
+without changing the game: every macro action becomes the JSON tool call a text
+agent would send, it goes through the real :class:`BatchGateEnv`, and the reward
+is that environment's (the grader's terminal score). The wrapper adds no reward
+and never sees the truth labels; it knows only what the text observations said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .gate import BatchGateEnv
+from .macro_state import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
+
+
+class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
+    """BadBatchGate with ``Discrete`` macro actions over ``slots`` batch slots.
+
+    **Slots** the batches in the order ``list_batches`` gives them; a case with more
+    batches than ``slots`` is an error, unused slots read as zeros.
+
+    **Action space** ``Discrete(slots * 30 + 1)``. Per slot, in this order:
+    ``profile``; ``check:<rule>`` for each of the 14 contract rules of both tables
+    (one ``run_sql`` counting the rows of that batch breaking that rule); ``load``;
+    ``quarantine:<rule>`` citing that rule's (column, defect type). The last action
+    submits a report listing the batches whose load or quarantine succeeded.
+    :class:`~batchgate_gym.envs.macro_state.MacroLayout` decodes an index.
+
+    **Observation space** ``Box(0, 1, (slots * SLOT_FEATURES + 1,), float32)``. Per
+    slot: present, table kind (orders, customers), rows / 50, loaded, quarantined,
+    profiled; per rule: checked since the warehouse last changed, checked at all,
+    failing rows found; shares read off the profile (blank and repeated values per
+    column, amounts above the cap or not positive, values outside the allowed
+    currency, status and country lists, dates outside the window). Last: turns used
+    / turn limit.
+
+    **Reward, termination, truncation** exactly the text environment's: 0 until the
+    report, then the weighted score; truncated at its turn limit with reward 0.
+    ``reset`` sends the opening action (read the contract, list the batches), which
+    takes the first of the text environment's turns.
+
+    **Action mask** ``info["action_mask"]`` and :meth:`action_masks` (the sb3-contrib
+    ``MaskablePPO`` convention): moves on listed, undecided batches, rules of the
+    batch's own table, a profile not yet taken, a check not answered since the last
+    load; submit is always allowed. A masked move is still legal: it is sent as is
+    (a check of a foreign rule gets an SQL error; a move on an empty slot sends an
+    empty action, which the text environment refuses), and costs a turn.
+
+    **Info** the text environment's info plus ``action_mask``, ``text_action`` (what
+    was sent) and, on reset, ``turn``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self, cases: Any = None, *, slots: int = 4, render_mode: str | None = None, **text_kwargs: Any
+    ):
+        if slots < 1:
+            raise ValueError("slots must be at least 1")
+        self.text_env = BatchGateEnv(cases, render_mode=render_mode, **text_kwargs)
+        if self.text_env.limits.max_turns < 2:
+            raise ValueError("the macro interface needs max_turns >= 2 (the opening action takes one)")
+        self.render_mode = render_mode
+        self.layout = MacroLayout(slots)
+        self.action_space = gym.spaces.Discrete(self.layout.n_actions)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self.layout.n_features,), np.float32)
+        self.tracker = MacroTracker(self.layout)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.text_env.reset(seed=seed, options=options)
+        self.tracker = MacroTracker(self.layout)
+        opening = self.tracker.opening()
+        text, _reward, _terminated, _truncated, info = self.text_env.step(opening)
+        self.tracker.absorb(text)
+        return self.tracker.vector(), self._info(info, opening)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        text_action = self.tracker.action_text(int(action))
+        text, reward, terminated, truncated, info = self.text_env.step(text_action)
+        self.tracker.absorb(text)
+        return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)
+
+    def _info(self, info: dict[str, Any], text_action: str) -> dict[str, Any]:
+        return {**info, "action_mask": self.tracker.mask(), "text_action": text_action}
+
+    def action_masks(self) -> np.ndarray:
+        return self.tracker.mask()
+
+    def describe(self, action: int) -> str:
+        """A macro action in words, e.g. ``slot 1: check:amount__out_of_range``."""
+        slot, move = self.layout.decode(int(action))
+        return move if slot < 0 else f"slot {slot}: {move}"
+
+    def render(self) -> str | None:
+        return self.text_env.render()
+
+    def close(self) -> None:
+        self.text_env.close()
+        super().close()
+
+
+__all__ = ["SLOT_FEATURES", "SLOT_MOVES", "MacroGateEnv", "MacroLayout", "MacroTracker"]
