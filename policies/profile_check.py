@@ -70,41 +70,46 @@ def _is_number(text: str) -> bool:
     return True
 
 
+Check = tuple[Finding, Callable[[], bool]]
+
+
+def _first_broken(checks: list[Check]) -> Finding | None:
+    return next((finding for finding, broken in checks if broken()), None)
+
+
 def _order_findings(profile: Profile, contract: dict[str, Any]) -> Finding | None:
     limits, window = contract["limits"], contract["reporting_window"]
     columns = profile["columns"]
     low, high, dated = _dates(profile, "order_date")
-    checks: list[tuple[Finding, Callable[[], bool]]] = [
-        (("order_id", "duplicate_key"), lambda: _repeats(profile, "order_id")),
-        (("currency", "wrong_currency"), lambda: _outside(columns["currency"], [limits["currency"]])),
-        (("status", "invalid_value"), lambda: _outside(columns["status"], list(limits["allowed_status"]))),
-        (("order_date", "invalid_value"), lambda: not dated),
-        (("order_date", "out_of_window"), lambda: low < window["start"] or high > window["end"]),
-    ]
-    for finding, broken in checks:
-        if broken():
-            return finding
-    return _amount(profile, contract)
+    found = _first_broken(
+        [
+            (("order_id", "duplicate_key"), lambda: _repeats(profile, "order_id")),
+            (("currency", "wrong_currency"), lambda: _outside(columns["currency"], [limits["currency"]])),
+            (
+                ("status", "invalid_value"),
+                lambda: _outside(columns["status"], list(limits["allowed_status"])),
+            ),
+            (("order_date", "invalid_value"), lambda: not dated),
+            (("order_date", "out_of_window"), lambda: low < window["start"] or high > window["end"]),
+        ]
+    )
+    return found or _amount(profile, contract)
 
 
 def _customer_findings(profile: Profile, contract: dict[str, Any]) -> Finding | None:
     limits, window = contract["limits"], contract["reporting_window"]
     columns = profile["columns"]
     _low, high, dated = _dates(profile, "signup_date")
-    checks: list[tuple[Finding, Callable[[], bool]]] = [
-        (("customer_id", "duplicate_key"), lambda: _repeats(profile, "customer_id")),
-        (("email", "missing_value"), lambda: columns["email"]["n_blank"] > 0),
-        (
-            ("country", "invalid_value"),
-            lambda: _outside(columns["country"], list(limits["allowed_countries"])),
-        ),
-        (("signup_date", "invalid_value"), lambda: not dated),
-        (("signup_date", "out_of_window"), lambda: high > window["end"]),
-    ]
-    for finding, broken in checks:
-        if broken():
-            return finding
-    return None
+    countries = list(limits["allowed_countries"])
+    return _first_broken(
+        [
+            (("customer_id", "duplicate_key"), lambda: _repeats(profile, "customer_id")),
+            (("email", "missing_value"), lambda: columns["email"]["n_blank"] > 0),
+            (("country", "invalid_value"), lambda: _outside(columns["country"], countries)),
+            (("signup_date", "invalid_value"), lambda: not dated),
+            (("signup_date", "out_of_window"), lambda: high > window["end"]),
+        ]
+    )
 
 
 def profile_finding(profile: Profile, contract: dict[str, Any]) -> Finding | None:
