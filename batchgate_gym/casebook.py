@@ -2,18 +2,20 @@
 
 A fixed list of cases (a JSONL file, parsed dicts, or a named split) is drawn from
 uniformly with the environment's seeded generator unless the reset names a case;
-a procedural source builds a fresh case from a seed drawn the same way.
+a procedural source builds a fresh case from a seed drawn the same way, so
+``reset(seed=s)`` gives the same case in any process and new seeds new cases.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from .cases import Case, load_cases
+from .cases import Case, case_from_dict, load_cases
 
 
 class CaseSource(Protocol):
@@ -46,12 +48,73 @@ class FixedCases:
         return self.cases[index]
 
 
-def case_source(cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None) -> CaseSource:
-    """Resolve the ``cases`` argument of an environment."""
+SPLITS = ("eval", "train")
+_SCALE_KEYS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
+
+
+@dataclass(frozen=True)
+class ProceduralCases:
+    """A fresh case per reset from the generator; knobs are defaults a reset may override.
+
+    Reset options: ``family`` and ``variant`` fix what is drawn; ``rows_per_batch``
+    (a ``(low, high)`` pair or one number), ``batches`` and ``defects_per_batch``
+    scale it; ``case_seed`` names the case's seed outright instead of drawing it.
+    """
+
+    family: str | None = None
+    variant: int | None = None
+    rows_per_batch: tuple[int, int] = (3, 20)
+    batches: int = 2
+    defects_per_batch: int = 1
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case:
+        unknown = set(options) - {*_SCALE_KEYS, "case_seed"}
+        if unknown:
+            raise ValueError(f"unknown reset options for procedural cases: {sorted(unknown)}")
+        knobs = {key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS}
+        rows = knobs["rows_per_batch"]
+        knobs["rows_per_batch"] = (rows, rows) if isinstance(rows, int) else tuple(rows)
+        seed = options.get("case_seed")
+        seed = int(rng.integers(0, 2**31 - 1)) if seed is None else int(seed)
+        return build_procedural(seed, **knobs)
+
+
+def build_procedural(seed: int, **knobs: Any) -> Case:
+    from .generator import build_case
+
+    return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
+
+
+def split_cases(name: str) -> list[Case]:
+    """A named split, read once per process and shared by every environment."""
+    cached = _SPLIT_CACHE.get(name)
+    if cached is None:
+        from .generator import split_path
+
+        cached = _SPLIT_CACHE[name] = load_cases(split_path(name))
+    return cached
+
+
+_SPLIT_CACHE: dict[str, list[Case]] = {}
+
+
+def case_source(
+    cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None, **knobs: Any
+) -> CaseSource:
+    """Resolve the ``cases`` argument of an environment.
+
+    ``None`` draws procedural cases (``knobs`` go to :class:`ProceduralCases`); a
+    split name (``"eval"``, ``"train"``) serves that fixed split; any other string
+    or path is a JSONL file; a list holds case dicts or :class:`Case` objects.
+    """
     if cases is None:
-        raise ValueError("give cases: a JSONL path, a list of cases or a split name")
+        return ProceduralCases(**knobs)
+    if knobs:
+        raise ValueError(f"scale knobs {sorted(knobs)} apply to procedural cases only")
     if hasattr(cases, "pick"):
         return cases  # type: ignore[return-value]
+    if isinstance(cases, str) and cases in SPLITS:
+        return FixedCases(split_cases(cases))
     if isinstance(cases, (str, os.PathLike)):
         return FixedCases(load_cases(cases))
     items = list(cases)

@@ -19,6 +19,13 @@ from batchgate_gym.world import GateWorld
 from .spaces import AsciiText
 
 ACTION_MAX_CHARS = 32_768
+_KNOB_DEFAULTS = {
+    "family": None,
+    "variant": None,
+    "rows_per_batch": (3, 20),
+    "batches": 2,
+    "defects_per_batch": 1,
+}
 
 
 class BatchGateEnv(gym.Env[str, str]):
@@ -51,13 +58,19 @@ class BatchGateEnv(gym.Env[str, str]):
     ``log_entries``.
 
     **Arguments**
-    ``cases``: a JSONL path, a list of case dicts or :class:`Case` objects, or any
-    case source. ``max_turns`` (30), ``max_calls_per_step`` (32),
-    ``max_observation_chars`` (65,536), ``sql_budget`` and ``render_mode``
-    (``"ansi"``: :meth:`render` returns the transcript).
+    ``cases``: ``None`` (default: a fresh procedural case per reset, from the eight
+    families), a JSONL path, a list of case dicts or :class:`Case` objects, or any
+    case source; ``split``: ``"eval"`` (32 cases) or ``"train"`` (320). Scale knobs
+    for procedural cases: ``family``, ``variant``, ``rows_per_batch`` (a number or
+    a ``(low, high)`` pair; default ``(3, 20)``), ``batches`` (per case, default 2)
+    and ``defects_per_batch`` (default 1). ``max_turns`` (30),
+    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``sql_budget``
+    and ``render_mode`` (``"ansi"``: :meth:`render` returns the transcript).
 
-    ``reset(seed=..., options={"case_id": ...} | {"case_index": ...})`` picks a
-    case; without options a case is drawn with ``self.np_random``.
+    ``reset(seed=..., options=...)`` picks a case: for fixed cases
+    ``{"case_id": ...}`` or ``{"case_index": ...}``; for procedural ones any scale
+    knob above or ``{"case_seed": ...}``. Without options the case is drawn with
+    ``self.np_random``, so the same seed gives the same case in any process.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -66,6 +79,12 @@ class BatchGateEnv(gym.Env[str, str]):
         self,
         cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
         *,
+        split: str | None = None,
+        family: str | None = None,
+        variant: int | None = None,
+        rows_per_batch: int | tuple[int, int] = (3, 20),
+        batches: int = 2,
+        defects_per_batch: int = 1,
         max_turns: int = 30,
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,
@@ -77,7 +96,21 @@ class BatchGateEnv(gym.Env[str, str]):
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         self.render_mode = render_mode
-        self.source = case_source(cases)
+        if split is not None:
+            if cases is not None:
+                raise ValueError("give cases= or split=, not both")
+            cases = split
+        knobs = {
+            "family": family,
+            "variant": variant,
+            "rows_per_batch": rows_per_batch,
+            "batches": batches,
+            "defects_per_batch": defects_per_batch,
+        }
+        if isinstance(rows_per_batch, int):
+            knobs["rows_per_batch"] = (rows_per_batch, rows_per_batch)
+        procedural_only = {k: v for k, v in knobs.items() if v != _KNOB_DEFAULTS[k]}
+        self.source = case_source(cases, **(knobs if cases is None else procedural_only))
         self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
         self.world = GateWorld(sql_budget)
         self.episode: Episode | None = None
