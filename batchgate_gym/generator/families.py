@@ -56,7 +56,7 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
     "clean-control": (
         Variant("two-orders", (_ORDERS, _ORDERS)),
         Variant("customers-then-orders", (_NEW, _NEEDS), listing="customers-first"),
-        Variant("customers-beside-orders", (_NEW, _ORDERS)),
+        Variant("customers-beside-orders", (_NEW, _ORDERS), listing="customers-first"),
         Variant("orders-then-customers", (_NEW, _NEEDS), listing="orders-first"),
     ),
     "resent-rows": (
