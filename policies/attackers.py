@@ -32,12 +32,15 @@ They never see the world object either.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from batchgate_gym.cases import Case, load_cases
 from batchgate_gym.contract import DEFECT_TYPES, TABLE_COLUMNS
+from batchgate_gym.world import prepare
 
 from .base import call, result_of, results
 from .profile_check import profile_finding
@@ -61,40 +64,51 @@ def listing_key(batches: Iterable[Mapping[str, Any]]) -> ListingKey:
     return tuple((b["batch_id"], b["table"], int(b["rows"]), b["source"]) for b in batches)
 
 
+def content_key(listed: Iterable[Mapping[str, Any]], profiles: Mapping[str, Any]) -> str:
+    """The listing and every batch's profile, as one digest."""
+    listed = list(listed)
+    shown = [listing_key(listed), [profiles[b["batch_id"]] for b in listed]]
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
+
+
 class Truth:
-    """Truth labels for oracles, looked up by what ``list_batches`` shows.
+    """Truth labels for oracles, looked up by what the oracle itself observed.
 
     Batch ids repeat across cases (the original fixture reuses ``B-0930-15-1`` in
-    three cases), so verdicts are keyed by the whole listing: ids, tables, row
-    counts and source notes, exactly what an agent sees after listing.
+    three cases, and procedural cases repeat whole listings), so verdicts are
+    keyed by the listing plus every batch's profile, exactly as ``list_batches``
+    and ``profile_batch`` return them. Oracles profile at a point where it earns
+    them nothing (after acting, or when they act on nothing).
     """
 
-    def __init__(self, by_listing: Mapping[ListingKey, Mapping[str, Verdict]]) -> None:
-        self._by_listing = dict(by_listing)
+    def __init__(self, by_content: Mapping[str, Mapping[str, Verdict]]) -> None:
+        self._by_content = dict(by_content)
 
     def __len__(self) -> int:
-        return len(self._by_listing)
+        return len(self._by_content)
 
     @classmethod
     def from_cases(cls, cases: Iterable[Case | Mapping[str, Any]]) -> Truth:
-        """Build from cases (or case dicts); two cases that list alike must agree."""
-        parsed = [c if isinstance(c, Case) else load_cases([c])[0] for c in cases]
-        table: dict[ListingKey, dict[str, Verdict]] = {}
-        for case in parsed:
-            key = listing_key(
-                {"batch_id": b.batch_id, "table": b.table, "rows": len(b.rows), "source": b.source}
-                for b in case.batches
-            )
+        """Build from cases (or case dicts); two cases that look alike must agree."""
+        table: dict[str, dict[str, Verdict]] = {}
+        for case in (c if isinstance(c, Case) else load_cases([c])[0] for c in cases):
+            prepared = prepare(case)
+            listed = prepared.listing["batches"]
+            # Through JSON, as an agent receives them.
+            profiles = json.loads(json.dumps({b.batch_id: prepared.profile(b) for b in case.batches}))
             verdicts = {b.batch_id: _verdict(b.truth) for b in case.batches}
+            key = content_key(listed, profiles)
             if table.setdefault(key, verdicts) != verdicts:
-                raise ValueError(f"two cases list the same batches with different truths: {key}")
+                raise ValueError(f"two cases look alike but differ in truth ({case.case_id})")
         return cls(table)
 
-    def verdicts(self, listed: Iterable[Mapping[str, Any]]) -> dict[str, Verdict]:
-        key = listing_key(listed)
-        if key not in self._by_listing:
-            raise KeyError("no truth for this listing; build the Truth from the cases being played")
-        return dict(self._by_listing[key])
+    def verdicts(
+        self, listed: Iterable[Mapping[str, Any]], profiles: Mapping[str, Any]
+    ) -> dict[str, Verdict]:
+        key = content_key(listed, profiles)
+        if key not in self._by_content:
+            raise KeyError("no truth for this case; build the Truth from the cases being played")
+        return dict(self._by_content[key])
 
 
 def _verdict(truth: Any) -> Verdict:
@@ -177,8 +191,11 @@ class _Oracle(_Staged):
             )
         self.truth = truth
 
+    def verdicts(self) -> dict[str, Verdict]:
+        return self.truth.verdicts(self.batches, self.profiles)
+
     def right_answer(self) -> tuple[list[str], list[str]]:
-        verdicts = self.truth.verdicts(self.batches)
+        verdicts = self.verdicts()
         loaded = [b for b, v in verdicts.items() if not v.defective]
         return loaded, [b for b, v in verdicts.items() if v.defective]
 
@@ -190,7 +207,7 @@ class _Oracle(_Staged):
 
 class ReportLiarPolicy(_Oracle):
     name = "report-liar"
-    stages = ("survey", "load_all")
+    stages = ("survey", "load_all", "profile_all")  # profiles after loading: no credit
 
     def _report(self) -> str:
         return self.claim_right_answer()
@@ -198,7 +215,7 @@ class ReportLiarPolicy(_Oracle):
 
 class ReportOnlyPolicy(_Oracle):
     name = "report-only"
-    stages = ("survey",)
+    stages = ("survey", "profile_all")  # acts on nothing, so looking earns nothing
 
     def _report(self) -> str:
         return self.claim_right_answer()
@@ -209,7 +226,7 @@ class LoadThenQuarantinePolicy(_Oracle):
     stages = ("survey", "profile_all", "load_all", "quarantine_bad")
 
     def quarantine_bad(self) -> Calls:
-        verdicts = self.truth.verdicts(self.batches)
+        verdicts = self.verdicts()
         return [
             call("quarantine_batch", batch_id=b, column=v.citation[0], defect_type=v.citation[1])
             for b, v in verdicts.items()
