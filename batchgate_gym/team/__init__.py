@@ -1,0 +1,27 @@
+"""BadBatchGate for a team: N gate agents sharing one warehouse, staging area and log.
+
+Core code (no Gymnasium, no PettingZoo): the shared world with claims and
+per-agent attribution, the team grader, and the game both PettingZoo interfaces in
+``batchgate_gym.envs.team`` drive.
+"""
+
+from __future__ import annotations
+
+from .game import TeamGame, deal_lists
+from .grader import AgentContribution, TeamScore, agent_of, grade_team
+from .tools import TEAM_TOOLS
+from .world import AgentDesk, AttributedLedger, TeamWorld, agent_names
+
+__all__ = [
+    "TEAM_TOOLS",
+    "AgentContribution",
+    "AgentDesk",
+    "AttributedLedger",
+    "TeamGame",
+    "TeamScore",
+    "TeamWorld",
+    "agent_names",
+    "agent_of",
+    "deal_lists",
+    "grade_team",
+]

@@ -1,0 +1,257 @@
+"""BadBatchGate for a team of gate agents, as PettingZoo environments.
+
+``env(**kwargs)`` is the AEC form: agents take turns in agent order, and each call
+lands before the next agent moves. ``parallel_env(**kwargs)`` is the parallel
+form: every agent acts each step, and the agents' actions of one step are applied
+one after another in an order drawn from the environment's seeded generator, so
+two loads of the same batch in one step really both happen.
+
+Agents ``gate_0`` ... ``gate_{N-1}`` share one warehouse, one staging area and one
+hash-chained log. Observations are ``{"text": str}`` (a ``Dict`` holding an ASCII
+``Text``), actions are text exactly as in the single-agent environment, with two
+more tools: ``claim_batch(batch_id)`` and ``wait()``. An agent that has reported
+is done: it is skipped in AEC turns, and in the parallel form its actions are not
+run. When every agent has reported (or at the turn limit) every agent receives the
+same team reward at once, and its ``info`` carries the team score and its own
+contribution. The per-step info of an acting agent is ``{"turn", "calls"}`` (plus
+``"position"`` in the parallel form: where its action fell in the step's order).
+
+Arguments: ``n_agents`` (2); ``cases`` (``None``: a fresh generated case per reset
+with ``batches_per_agent * n_agents`` batches; or a JSONL path, a split name or a
+list of cases); ``batches_per_agent`` (2); ``overlap`` (0.25: the chance that a
+batch is also dealt to a second agent's list); ``max_turns`` (30, per agent);
+``max_calls_per_step`` (32); ``max_observation_chars`` (65,536); ``sql_budget``;
+``render_mode`` (``"ansi"``). Reset options: ``case_seed``, ``case_id``,
+``case_index`` and the generator's scale knobs pick the case; ``lists``
+(``{agent: [batch ids]}``) fixes the lists instead of dealing them. Other option
+keys are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv, ParallelEnv
+
+from batchgate_gym.casebook import case_source
+from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
+from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
+from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.team import TeamGame, agent_names, deal_lists
+
+from .gate import ACTION_MAX_CHARS
+from .spaces import AsciiText
+
+_CASE_OPTIONS = frozenset(
+    {
+        "case_seed",
+        "case_id",
+        "case_index",
+        "family",
+        "variant",
+        "rows_per_batch",
+        "batches",
+        "defects_per_batch",
+    }
+)
+_METADATA = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+
+
+class _TeamSetup:
+    """What both interfaces share: arguments, spaces, seeding, dealing, transcript."""
+
+    def __init__(
+        self,
+        n_agents: int = 2,
+        cases: Any = None,
+        *,
+        batches_per_agent: int = 2,
+        overlap: float = 0.25,
+        max_turns: int = 30,
+        max_calls_per_step: int = 32,
+        max_observation_chars: int = 65_536,
+        sql_budget: SqlBudget | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in _METADATA["render_modes"]:
+            raise ValueError(f"render_mode must be one of {_METADATA['render_modes']}")
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        if not 0.0 <= overlap <= 1.0:
+            raise ValueError("overlap is a probability, between 0 and 1")
+        self.render_mode = render_mode
+        self.possible_agents = list(agent_names(n_agents))
+        self.agents: list[str] = []
+        knobs = {"batches": batches_per_agent * n_agents} if cases is None else {}
+        self.source = case_source(cases, **knobs)
+        self.overlap = overlap
+        self.game = TeamGame(
+            self.possible_agents,
+            EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars),
+            sql_budget,
+        )
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {"text": AsciiText(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)}
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {
+            agent: AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
+            for agent in self.possible_agents
+        }
+        self.np_random: np.random.Generator | None = None
+        self.texts: dict[str, str] = {}
+        self._transcript: list[str] = []
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def _begin(self, seed: int | None, options: Mapping[str, Any] | None) -> None:
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        options = dict(options or {})
+        case = self.source.pick(self.np_random, {k: v for k, v in options.items() if k in _CASE_OPTIONS})
+        lists = options.get("lists") or deal_lists(
+            self.np_random, [b.batch_id for b in case.batches], self.possible_agents, self.overlap
+        )
+        self.texts = self.game.start(case, lists)
+        self.agents = list(self.possible_agents)
+        self._transcript = [f"[{agent}]\n{text}" for agent, text in self.texts.items()]
+
+    def _act(self, agent: str, action: object) -> StepOutcome:
+        outcome = self.game.act(agent, action)
+        self.texts[agent] = outcome.observation
+        if self.render_mode == "ansi":
+            shown = action if isinstance(action, str) else repr(action)
+            self._transcript.append(f"[{agent}] ACTION:\n{shown}\n{outcome.observation}")
+        return outcome
+
+    def _step_info(self, agent: str, outcome: StepOutcome) -> dict[str, Any]:
+        return {"turn": self.game.episodes[agent].turn, "calls": outcome.calls}
+
+    def _final(self, agent: str) -> tuple[float, bool, bool, dict[str, Any]]:
+        """Reward, terminated, truncated and info of ``agent`` once the team is done."""
+        info = self.game.final_info(agent)
+        info["turn"] = self.game.episodes[agent].turn
+        reported = self.game.reported(agent)
+        return info["score"]["reward"], reported, not reported, info
+
+    def export_log(self) -> list[dict[str, Any]]:
+        """The shared hash-chained log as plain dicts."""
+        return self.game.world.ledger.export()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return "\n\n".join(self._transcript)
+        return None
+
+    def close(self) -> None:
+        self.game.world.conn.close()
+
+
+class TeamGateEnv(_TeamSetup, AECEnv):
+    """The AEC form: one agent acts at a time, in agent order, skipping agents that are done."""
+
+    metadata = {**_METADATA, "name": "batchgate_team_v0"}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._begin(seed, options)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {"turn": 0, "calls": 0} for agent in self.agents}
+        self.agent_selection = self.agents[0]
+
+    def observe(self, agent: str) -> dict[str, str]:
+        return {"text": self.texts[agent]}
+
+    def step(self, action: object) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        outcome = self._act(agent, action)
+        self.infos[agent] = self._step_info(agent, outcome)
+        if self.game.over:
+            for each in self.agents:
+                self.rewards[each], self.terminations[each], self.truncations[each], self.infos[each] = (
+                    self._final(each)
+                )
+            self._deads_step_first()
+        else:
+            self.agent_selection = self._next_live(agent)
+        self._accumulate_rewards()
+
+    def _next_live(self, agent: str) -> str:
+        start = self.agents.index(agent)
+        for offset in range(1, len(self.agents) + 1):
+            candidate = self.agents[(start + offset) % len(self.agents)]
+            if not self.game.done(candidate):
+                return candidate
+        raise RuntimeError("no agent left to act while the game is not over")
+
+
+class TeamGateParallelEnv(_TeamSetup, ParallelEnv):
+    """The parallel form: all agents act each step, applied in a seeded random order."""
+
+    metadata = {**_METADATA, "name": "batchgate_team_v0"}
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+        self._begin(seed, options)
+        observations = {agent: {"text": self.texts[agent]} for agent in self.agents}
+        return observations, {agent: {"turn": 0, "calls": 0} for agent in self.agents}
+
+    def step(self, actions: Mapping[str, object]) -> tuple[dict, dict, dict, dict, dict]:
+        if not self.agents:
+            raise RuntimeError("the episode is over; reset before stepping again")
+        live = [agent for agent in self.agents if not self.game.done(agent)]
+        infos: dict[str, dict[str, Any]] = {}
+        for position, index in enumerate(self.np_random.permutation(len(live))):
+            agent = live[index]
+            # An agent that sends nothing this step waits.
+            outcome = self._act(agent, actions.get(agent, "wait()"))
+            infos[agent] = {**self._step_info(agent, outcome), "position": position}
+        for agent in self.agents:
+            if agent not in infos:
+                self.texts[agent] = "You have reported; waiting for the other agents to finish."
+                infos[agent] = {"turn": self.game.episodes[agent].turn, "calls": 0}
+        rewards = dict.fromkeys(self.agents, 0.0)
+        terminations = dict.fromkeys(self.agents, False)
+        truncations = dict.fromkeys(self.agents, False)
+        if self.game.over:
+            for agent in self.agents:
+                rewards[agent], terminations[agent], truncations[agent], infos[agent] = self._final(agent)
+        observations = {agent: {"text": self.texts[agent]} for agent in self.agents}
+        if self.game.over:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+
+def raw_env(**kwargs: Any) -> TeamGateEnv:
+    return TeamGateEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> TeamGateEnv:
+    """The AEC team environment (no wrappers: text actions need none)."""
+    return TeamGateEnv(**kwargs)
+
+
+def parallel_env(**kwargs: Any) -> TeamGateParallelEnv:
+    """The parallel team environment."""
+    return TeamGateParallelEnv(**kwargs)
+
+
+__all__ = ["TeamGateEnv", "TeamGateParallelEnv", "env", "parallel_env", "raw_env"]
