@@ -51,44 +51,38 @@ class _Reporting:
         return self._send(call("submit_report", loaded=self.loaded, quarantined=self.quarantined))
 
 
-class NaivePolicy(_Reporting):
+class _ListThenAct(_Reporting):
+    """List the batches, act on every one of them in one turn, report the results."""
+
+    def per_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def act(self, observation: str) -> str:
+        if self.stage == "start":
+            self.stage = "listed"
+            return self._send(call("list_batches"))
+        if self.stage == "listed":
+            self.batches = result_of(observation, "list_batches")["batches"]
+            self.stage = "acted"
+            return self._send(*(self.per_batch(batch) for batch in self.batches))
+        self._record(observation)
+        return self._report()
+
+
+class NaivePolicy(_ListThenAct):
     name = "naive"
 
-    def act(self, observation: str) -> str:
-        if self.stage == "start":
-            self.stage = "listed"
-            return self._send(call("list_batches"))
-        if self.stage == "listed":
-            self.batches = result_of(observation, "list_batches")["batches"]
-            self.stage = "acted"
-            return self._send(*(call("load_batch", batch_id=b["batch_id"]) for b in self.batches))
-        self._record(observation)
-        return self._report()
+    def per_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return call("load_batch", batch_id=batch["batch_id"])
 
 
-class RefuseAllPolicy(_Reporting):
+class RefuseAllPolicy(_ListThenAct):
     name = "refuse-all"
 
-    def act(self, observation: str) -> str:
-        if self.stage == "start":
-            self.stage = "listed"
-            return self._send(call("list_batches"))
-        if self.stage == "listed":
-            self.batches = result_of(observation, "list_batches")["batches"]
-            self.stage = "acted"
-            return self._send(
-                *(
-                    call(
-                        "quarantine_batch",
-                        batch_id=b["batch_id"],
-                        column="customer_id",
-                        defect_type="invalid_value",
-                    )
-                    for b in self.batches
-                )
-            )
-        self._record(observation)
-        return self._report()
+    def per_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return call(
+            "quarantine_batch", batch_id=batch["batch_id"], column="customer_id", defect_type="invalid_value"
+        )
 
 
 class CarefulPolicy(_Reporting):
