@@ -3,7 +3,9 @@
 The human form prints Markdown tables (baselines, per family, ablation, the
 largest revenue errors); ``--json`` prints
 ``{"policies": {NAME: {mean_reward, mean_disposition, bad_batches_loaded,
-revenue_error_usd, per_case: {CASE_ID: {...}}}}}``.
+revenue_error_usd, per_case: {CASE_ID: {...}}}}}``. ``--attackers`` adds every
+attacker (oracles get the truth of the cases played); ``--plot DIR`` also writes
+PNG charts there (see :mod:`.plots`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
+from batchgate_gym.casebook import split_cases
+from batchgate_gym.cases import load_cases
 from batchgate_gym.grader import TERMS, WEIGHTS
 
 from .evaluate import EvaluationResult, evaluate
@@ -35,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:ATTR",
         help="add your own policy (repeatable)",
     )
+    parser.add_argument("--attackers", action="store_true", help="add every attacker policy")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -80,8 +87,19 @@ def run_policies(
     }
 
 
+def with_attackers(policies: dict[str, Any], cases: str | None, split: str | None) -> dict[str, Any]:
+    """``policies`` followed by every attacker not already among them."""
+    from .attacks import attack_policies
+
+    source = load_cases(cases) if cases else split_cases(split or "eval")
+    extra = {name: policy for name, policy in attack_policies(source).items() if name not in policies}
+    return {**policies, **extra}
+
+
 def run(args: argparse.Namespace) -> int:
     policies = resolve_policies(args.policies, args.policy)
+    if args.attackers:
+        policies = with_attackers(policies, args.cases, args.split)
     results = run_policies(
         policies, cases=args.cases, split=args.split, jobs=args.jobs, progress=not args.no_progress
     )
@@ -89,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report_json(results), indent=1, sort_keys=True))
     else:
         print(report_text(results))
+    if args.plot:
+        from .plots import write_charts
+
+        for path in write_charts(results, args.plot):
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
