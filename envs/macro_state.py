@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from batchgate_gym.policies.base import action, call, result_of, results
 
 from batchgate_gym.checks import Rule, contract_rules, rule_query
 from batchgate_gym.contract import TABLE_COLUMNS, contract
+from batchgate_gym.policies.base import action, call, result_of, results
 
 TABLES = ("orders", "customers")
 # Every rule name of both tables, in a fixed order (names depend on the contract's

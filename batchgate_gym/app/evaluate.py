@@ -225,14 +225,19 @@ def evaluate(
     n_jobs: int = 1,
     progress: bool = True,
     env_kwargs: dict[str, Any] | None = None,
+    backend: str = "local",
 ) -> EvaluationResult:
     """Run ``policy`` over every case (or seed) and return exact results.
 
     Exactly one of ``cases`` (a JSONL path or a list of cases), ``split`` (a named
     split) or ``seeds`` (procedural cases, one per seed) is given. ``n_jobs > 1``
     spreads episodes over worker processes (the policy must pickle); the results
-    are the same as with ``n_jobs=1``, in the same order.
+    are the same as with ``n_jobs=1``, in the same order. ``backend="ray"`` runs
+    the episodes as Ray tasks (a cluster named by ``RAY_ADDRESS``, else local Ray;
+    see :mod:`.ray_backend`), with the same results.
     """
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
     source, resets = _plan(cases, split, seeds)
     kwargs = dict(env_kwargs or {})
     if source is not None:
@@ -240,7 +245,13 @@ def evaluate(
     jobs = _chunks(policy, kwargs, resets, max(1, n_jobs))
     episodes: list[EpisodeResult] = []
     with _progress_bar(len(resets), progress, policy_name(policy)) as bar:
-        if n_jobs <= 1:
+        if backend == "ray":
+            from .ray_backend import ray_map
+
+            for chunk in ray_map(_run_job, jobs):
+                episodes.extend(chunk)
+                bar.update(len(chunk))
+        elif n_jobs <= 1:
             env_policy = (kwargs, as_policy(policy))
             episodes = _serial(env_policy, resets, bar)
         else:

@@ -1,0 +1,92 @@
+"""Text-level policies that act through the macro-action interface.
+
+A network trained on ``BadBatchGateMacro-v0`` picks macro indices from numeric
+observations. To compare it with every other policy it must play the text game:
+:class:`MacroPolicy` keeps its own :class:`MacroTracker`, reads each text
+observation into the same vector and mask the training wrapper produced, asks a
+chooser for an index and sends the translated tool call. It sees nothing but
+observations. Choosers: a trained (or untrained) Stable-Baselines3 model, or a
+uniform random pick among the unmasked moves.
+"""
+
+from __future__ import annotations
+
+import inspect
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from batchgate_gym.envs.macro_state import MacroLayout, MacroTracker
+
+Chooser = Callable[[np.ndarray, np.ndarray], int]  # (vector, mask) -> index; may have start(task)
+
+
+class MacroPolicy:
+    """Play the text game with a macro chooser: opening action, then one move per turn."""
+
+    def __init__(self, choose: Chooser, *, slots: int = 4, name: str = "macro") -> None:
+        self.choose = choose
+        self.layout = MacroLayout(slots)
+        self.name = name
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        self.tracker = MacroTracker(self.layout)
+        self.opened = False
+        start = getattr(self.choose, "start", None)
+        if start is not None:
+            start(observation)
+
+    def act(self, observation: str) -> str:
+        if not self.opened:
+            self.opened = True
+            return self.tracker.opening()
+        self.tracker.absorb(observation)
+        index = self.choose(self.tracker.vector(), self.tracker.mask())
+        return self.tracker.action_text(int(index))
+
+
+class ModelChooser:
+    """An SB3 model's deterministic pick; masked models (MaskablePPO) get the mask."""
+
+    def __init__(self, model: Any, *, deterministic: bool = True) -> None:
+        self.model = model
+        self.deterministic = deterministic
+        self.masked = "action_masks" in _parameters(model.predict)
+
+    def __call__(self, vector: np.ndarray, mask: np.ndarray) -> int:
+        extra = {"action_masks": mask} if self.masked else {}
+        index, _state = self.model.predict(vector, deterministic=self.deterministic, **extra)
+        return int(index)
+
+
+class RandomChooser:
+    """Uniform among unmasked moves. Reseeded from the task text at every episode, so
+    an episode's draws do not depend on which episodes ran before it (serial,
+    parallel or on Ray)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+
+    def start(self, task: str) -> None:
+        self._rng = np.random.default_rng([self.seed, zlib.crc32(task.encode())])
+
+    def __call__(self, vector: np.ndarray, mask: np.ndarray) -> int:
+        return int(self._rng.choice(np.flatnonzero(mask)))
+
+
+def learned_policy(model: Any, *, slots: int = 4, name: str = "ppo") -> MacroPolicy:
+    return MacroPolicy(ModelChooser(model), slots=slots, name=name)
+
+
+def random_macro_policy(seed: int = 0, *, slots: int = 4) -> MacroPolicy:
+    return MacroPolicy(RandomChooser(seed), slots=slots, name="random")
+
+
+def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
+    return tuple(inspect.signature(function).parameters)
+
+
+__all__ = ["MacroPolicy", "ModelChooser", "RandomChooser", "learned_policy", "random_macro_policy"]
