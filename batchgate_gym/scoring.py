@@ -26,6 +26,13 @@ def score_live(world: GateWorld) -> Score:
 
 def replay(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True) -> Score:
     """Recompute the score from the case and the exported log alone."""
+    world = rebuild(case, entries, require_seal=require_seal)
+    facts = read_facts(case, entries)
+    return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
+
+
+def rebuild(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True) -> GateWorld:
+    """Check the log's chain, then re-run its executed loads on a fresh world."""
     verify_chain(entries, require_seal=require_seal)
     world = GateWorld()
     world.reset(case)
@@ -38,5 +45,4 @@ def replay(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bo
         if world.orphans_now(batch) != entry["args"]["orphan_rows"]:
             raise LogIntegrityError(f"entry {entry['seq']}: orphan count disagrees with the warehouse")
         world.insert(batch)
-    facts = read_facts(case, entries)
-    return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
+    return world

@@ -21,7 +21,7 @@ from batchgate_gym.grader import TERMS
 
 from .evaluate import Aggregate, evaluate
 
-_MISHAPS = ("repeat_loads", "orphan_loads", "clean_quarantined_duplicate", "clean_quarantined_orphan")
+_MISHAPS = ("repeat_loads", "orphan_loads", "miscited_duplicate", "miscited_orphan")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,8 @@ class TeamEpisodeResult:
     defective_batches: int
     repeat_loads: int
     orphan_loads: int
-    clean_quarantined_duplicate: int  # clean batches quarantined citing duplicate_key
-    clean_quarantined_orphan: int  # clean batches quarantined citing orphan_reference
+    miscited_duplicate: int  # quarantines citing duplicate_key that earn no evidence
+    miscited_orphan: int  # quarantines citing orphan_reference that earn no evidence
     turns: int
     all_reported: bool
 
@@ -56,8 +56,8 @@ def _result(seed: int, finals: dict[str, dict[str, Any]]) -> TeamEpisodeResult:
         defective_batches=info["defective_batches"],
         repeat_loads=sum(part["repeat_loads"] for part in parts),
         orphan_loads=sum(part["orphan_loads"] for part in parts),
-        clean_quarantined_duplicate=_cited(parts, "duplicate_key"),
-        clean_quarantined_orphan=_cited(parts, "orphan_reference"),
+        miscited_duplicate=_cited(parts, "duplicate_key"),
+        miscited_orphan=_cited(parts, "orphan_reference"),
         turns=max(final["turn"] for final in finals.values()),
         all_reported=all(part["reported"] for part in parts),
     )
@@ -161,8 +161,8 @@ _COLUMNS = (
     ("seeds_below_1", "seeds < 1"),
     ("repeat_loads", "repeat loads"),
     ("orphan_loads", "orphan loads"),
-    ("clean_quarantined_duplicate", "clean quarantined as duplicate"),
-    ("clean_quarantined_orphan", "clean quarantined as orphan"),
+    ("miscited_duplicate", "wrongly cited duplicate"),
+    ("miscited_orphan", "wrongly cited orphan"),
     ("bad_batches_loaded", "bad loaded"),
 )
 

@@ -8,7 +8,7 @@ per-agent attribution, the team grader, and the game both PettingZoo interfaces 
 from __future__ import annotations
 
 from .game import TeamGame, deal_lists
-from .grader import AgentContribution, TeamScore, agent_of, grade_team
+from .grader import AgentContribution, TeamScore, agent_of, grade_team, replay_team
 from .tools import TEAM_TOOLS
 from .world import AgentDesk, AttributedLedger, TeamWorld, agent_names
 
@@ -24,4 +24,5 @@ __all__ = [
     "agent_of",
     "deal_lists",
     "grade_team",
+    "replay_team",
 ]

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..cases import Case
+from ..cases import Case, Citation
 from ..grader import EpisodeFacts, Score, grade, read_facts
-from ..kernel.ledger import LogEntry
+from ..kernel.ledger import LogEntry, LogIntegrityError
+from ..scoring import rebuild
+from .world import ASSIGN_ACTION
 
 Entry = LogEntry | Mapping[str, Any]
 
@@ -36,7 +38,7 @@ class AgentContribution:
     bad_batches_loaded: int  # defective batches this agent loaded
     repeat_loads: int  # loads of a batch that was already in the warehouse
     orphan_loads: int  # orders loads with rows whose customer was not there yet
-    wrong_citations: tuple[str, ...]  # defect types it cited on clean batches, one per batch
+    wrong_citations: tuple[str, ...]  # defect types of its quarantines that earn no evidence
     refused_calls: int
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,6 +84,15 @@ def grade_team(
         for agent in agents
     }
     return TeamScore(score, contributions)
+
+
+def replay_team(case: Case, entries: Sequence[Mapping[str, Any]]) -> TeamScore:
+    """The team score from the case and the exported log alone (agents read from the log)."""
+    world = rebuild(case, entries)
+    if not entries or entries[0].get("action") != ASSIGN_ACTION:
+        raise LogIntegrityError("entry 0: a team log starts with the lists dealt to the agents")
+    agents = list(entries[0]["args"]["lists"])
+    return grade_team(case, entries, agents, world.mart_usd(), world.prepared.reference_mart)
 
 
 def _inspected_by_first_actor(
@@ -132,10 +143,16 @@ def _contribution(
         repeat_loads=_repeat_loads(agent, entries),
         orphan_loads=sum(1 for args in _executed(own, "load_batch") if args["orphan_rows"]),
         wrong_citations=tuple(
-            facts.citations[b].defect_type for b in quarantined if not case.batch(b).truth.defective
+            facts.citations[b].defect_type for b in quarantined if not _counts(case, b, facts.citations[b])
         ),
         refused_calls=sum(1 for e in own if _field(e, "executed") is not True),
     )
+
+
+def _counts(case: Case, batch_id: str, citation: Citation) -> bool:
+    """Whether a quarantine cites a real defect the batch's truth accepts."""
+    truth = case.batch(batch_id).truth
+    return truth.defective and citation in truth.citations
 
 
 def _repeat_loads(agent: str, entries: Iterable[Entry]) -> int:
@@ -148,4 +165,4 @@ def _repeat_loads(agent: str, entries: Iterable[Entry]) -> int:
     return repeats
 
 
-__all__ = ["AgentContribution", "TeamScore", "agent_of", "grade_team"]
+__all__ = ["AgentContribution", "TeamScore", "agent_of", "grade_team", "replay_team"]
