@@ -11,7 +11,7 @@ hash-chained log. Observations are ``{"text": str}`` (a ``Dict`` holding an ASCI
 ``Text``), actions are text exactly as in the single-agent environment, with two
 more tools: ``claim_batch(batch_id)`` and ``wait()``. An agent that has reported
 is done: it is skipped in AEC turns, and in the parallel form its actions are not
-run. When every agent has reported (or at the turn limit) every agent receives the
+run (a live agent missing from a parallel step's actions waits). When every agent has reported (or at the turn limit) every agent receives the
 same team reward at once, and its ``info`` carries the team score and its own
 contribution. The per-step info of an acting agent is ``{"turn", "calls"}`` (plus
 ``"position"`` in the parallel form: where its action fell in the step's order).

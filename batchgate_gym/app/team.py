@@ -169,7 +169,7 @@ _COLUMNS = (
 
 def markdown(table: dict[str, Any]) -> str:
     title = (
-        f"Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API,"
+        f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API,"
         f" overlap {table['overlap']}"
     )
     lines = [title, "", "| policy | " + " | ".join(h for _, h in _COLUMNS) + " |"]

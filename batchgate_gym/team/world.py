@@ -63,10 +63,15 @@ class TeamWorld(GateWorld):
 
     def reset(self, case: Case, lists: Mapping[str, Sequence[str]] | None = None) -> None:
         """Restore the case and deal the agents' lists (every batch to everyone if none given)."""
+        every = tuple(batch.batch_id for batch in case.batches)
+        dealt = {agent: tuple(lists.get(agent, ())) if lists else every for agent in self.agents}
+        strangers = sorted(set(lists or ()) - set(self.agents))
+        unknown = sorted({b for ids in dealt.values() for b in ids} - set(every))
+        if strangers or unknown:
+            raise ValueError(f"lists name unknown agents {strangers} or unknown batches {unknown}")
         super().reset(case)
         self.ledger = AttributedLedger()
-        every = tuple(batch.batch_id for batch in case.batches)
-        self.lists = {agent: tuple(lists[agent]) if lists else every for agent in self.agents}
+        self.lists = dealt
         self.claims = {}
         self.reports = {}
         self.ledger.append(ASSIGN_ACTION, {"lists": {a: list(ids) for a, ids in self.lists.items()}}, True)
