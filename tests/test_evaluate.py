@@ -1,0 +1,74 @@
+"""evaluate(): any policy through the text interface, exact means, same results in parallel."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from conftest import FIXTURE_CASES
+
+from batchgate_gym import evaluate
+from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, as_policy
+from batchgate_gym.policies import CarefulPolicy, NaivePolicy
+
+
+def submit_nothing(observation: str) -> str:
+    return "submit_report(loaded=[], quarantined=[])"
+
+
+def test_parallel_results_equal_serial_results():
+    serial = evaluate(NaivePolicy, cases=FIXTURE_CASES, n_jobs=1, progress=False)
+    parallel = evaluate(NaivePolicy, cases=FIXTURE_CASES, n_jobs=2, progress=False)
+    assert parallel.rows() == serial.rows()
+    assert parallel.to_json() == serial.to_json()
+    assert [r.index for r in parallel.episodes] == list(range(32))
+
+
+def test_parallel_equals_serial_on_procedural_seeds():
+    seeds = [11, 12, 13, 14, 15]
+    serial = evaluate(CarefulPolicy(), seeds=seeds, progress=False)
+    parallel = evaluate(CarefulPolicy(), seeds=seeds, n_jobs=2, progress=False)
+    assert parallel.rows() == serial.rows()
+    assert len({r.case_id for r in serial.episodes}) == len(seeds)
+
+
+def test_plain_callable_is_a_policy():
+    result = evaluate(submit_nothing, cases=FIXTURE_CASES, progress=False)
+    for episode in result.episodes:
+        # An honest empty report: report term only, plus evidence when nothing was defective.
+        expected = 0.2 + (0.15 if episode.defective_batches == 0 else 0.0)
+        assert episode.reward == pytest.approx(expected)
+        assert episode.calls == 1 and episode.turns == 1 and episode.terminated
+    assert result.policy == "submit_nothing"
+
+
+def test_means_are_exact_fractions_of_the_per_case_figures(expected):
+    result = evaluate(NaivePolicy, cases=FIXTURE_CASES, progress=False)
+    figures = expected["policies"]["naive"]["per_case"].values()
+    exact_mean = sum((Fraction(str(f["reward"])) for f in figures), Fraction(0)) / len(figures)
+    assert result.overall.means["reward"] == exact_mean
+    assert result.overall.episodes == 32
+    assert sum(a.episodes for a in result.per_family.values()) == 32
+
+
+def test_aggregates_add_up():
+    episodes = [
+        EpisodeResult(i, f"c{i}", "fam", 0.5, 1.0, 0.0, 0.0, 0.0, i, 0.1, 1, 2, 3, True, False)
+        for i in range(3)
+    ]
+    result = EvaluationResult("p", episodes)
+    assert result.overall.bad_batches_loaded == 3
+    assert result.overall.revenue_error_cents == 30
+    assert result.overall.means["disposition"] == 1
+
+
+def test_exactly_one_source():
+    with pytest.raises(ValueError, match="exactly one"):
+        evaluate(NaivePolicy, cases=FIXTURE_CASES, seeds=[1], progress=False)
+    with pytest.raises(ValueError, match="exactly one"):
+        evaluate(NaivePolicy, progress=False)
+
+
+def test_not_a_policy_is_refused():
+    with pytest.raises(TypeError):
+        as_policy(42)
