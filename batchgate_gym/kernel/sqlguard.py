@@ -8,9 +8,12 @@ hold on three fronts at once:
   PRAGMA, ATTACH and transactions) and always refuses the allocation and extension
   functions; ``PRAGMA query_only`` backs it up for the few statements SQLite never
   asks the authorizer about (REINDEX, for one);
-* nothing runs away: a progress handler interrupts a query past its VM-step or
-  wall-clock budget, and connection limits cap value length, LIKE patterns and
-  result width;
+* nothing runs away: a progress handler interrupts a query past its VM-step,
+  wall-clock or memory budget (the process's resident memory may not grow by
+  more than ``max_memory_bytes`` during one query), connection limits cap value
+  length, LIKE patterns and result width, and temporary b-trees (sorts, DISTINCT,
+  recursive UNION) live in memory under that budget instead of spilling to files
+  on disk; SQLite's process-wide hard heap limit is the last line;
 * what the agent looked at is known from SQLite itself: every table the authorizer
   sees read is recorded, so a table named in a comment or a string never counts.
 
@@ -21,7 +24,10 @@ statements (loading, grading) run unhindered.
 from __future__ import annotations
 
 import math
+import os
+import resource
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 
@@ -45,6 +51,7 @@ class SqlBudget:
     max_cell_chars: int = 200
     max_blob_bytes: int = 100
     max_query_chars: int = 20_000
+    max_memory_bytes: int = 64 << 20  # growth of resident memory allowed during one query
     heap_limit_bytes: int = 1 << 30  # process-wide ceiling on SQLite's own allocations
 
 
@@ -68,10 +75,37 @@ def clean_query(query: str) -> str:
     return query.strip().rstrip(";").rstrip()
 
 
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux), else its peak so far.
+
+    Read afresh on every call, never through a kept file descriptor: after a fork
+    (vector environments) a kept ``/proc/self`` descriptor would describe the parent.
+    """
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE_BYTES
+    except (OSError, IndexError, ValueError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 class SqlGuard:
     """Owns the authorizer, limits and budget of one SQLite connection."""
 
-    __slots__ = ("_active", "_deadline", "_saw_select", "_steps", "_tables", "budget", "conn")
+    __slots__ = (
+        "_active",
+        "_deadline",
+        "_memory_ceiling",
+        "_saw_select",
+        "_steps",
+        "_stopped_by",
+        "_tables",
+        "budget",
+        "conn",
+    )
 
     def __init__(self, conn: sqlite3.Connection, budget: SqlBudget | None = None) -> None:
         self.conn = conn
@@ -81,11 +115,16 @@ class SqlGuard:
         self._steps = 0
         self._deadline = 0.0
         self._saw_select = False
+        self._memory_ceiling = 0
+        self._stopped_by = ""
         conn.set_authorizer(self._authorize)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
         conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, self.budget.max_columns)
         conn.execute(f"PRAGMA hard_heap_limit={int(self.budget.heap_limit_bytes)}")
+        # Sorts and temporary b-trees would otherwise spill to temp files: a hostile
+        # query wrote 266 MB to disk in its 2 s. In memory, the memory budget stops it.
+        conn.execute("PRAGMA temp_store=MEMORY")
 
     def _authorize(self, action: int, arg1, arg2, _db, _trigger) -> int:
         if not self._active:
@@ -102,9 +141,15 @@ class SqlGuard:
 
     def _progress(self) -> int:
         self._steps += _STEP_GRANULARITY
-        if self._steps > self.budget.max_steps or time.perf_counter() > self._deadline:
-            return 1  # non-zero interrupts the statement
-        return 0
+        if self._steps > self.budget.max_steps:
+            self._stopped_by = "VM-step"
+        elif time.perf_counter() > self._deadline:
+            self._stopped_by = "time"
+        elif resident_bytes() > self._memory_ceiling:
+            self._stopped_by = "memory"
+        else:
+            return 0
+        return 1  # non-zero interrupts the statement
 
     def run(self, query: str) -> SqlResult:
         """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
@@ -120,6 +165,8 @@ class SqlGuard:
         self._tables = set()
         self._saw_select = False
         self._steps = 0
+        self._stopped_by = ""
+        self._memory_ceiling = resident_bytes() + self.budget.max_memory_bytes
         self._deadline = time.perf_counter() + self.budget.max_seconds
         conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
         self._active = True
@@ -129,7 +176,7 @@ class SqlGuard:
             columns = [_cut(str(d[0]), self.budget.max_cell_chars) for d in cursor.description or ()]
             cursor.close()
         except Exception as exc:
-            raise SqlRefused(_describe(exc, self._steps > self.budget.max_steps)) from None
+            raise SqlRefused(_describe(exc, self._stopped_by)) from None
         finally:
             self._active = False
             conn.set_progress_handler(None, 0)
@@ -156,11 +203,10 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "...[truncated]"
 
 
-def _describe(exc: BaseException, over_steps: bool) -> str:
+def _describe(exc: BaseException, stopped_by: str) -> str:
     message = str(exc) or type(exc).__name__
     if message == "interrupted":
-        budget = "VM-step" if over_steps else "time"
-        return f"query interrupted: it exceeded its {budget} budget"
+        return f"query interrupted: it exceeded its {stopped_by or 'time'} budget"
     if isinstance(exc, MemoryError):
         return "query ran out of memory"
     return f"{type(exc).__name__}: {message}"
