@@ -137,9 +137,8 @@ class BatchGateEnv(gym.Env[str, str]):
         info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
         reward = 0.0
         if outcome.terminated or outcome.truncated:
-            score = score_live(self.world)
-            reward = float(score.reward)
-            info.update(self.final_info(score))
+            info.update(self.final_info(score_live(self.world)))
+            reward = info["score"]["reward"]  # the exact reward, converted once
         if self.render_mode == "ansi":
             shown = action if isinstance(action, str) else repr(action)
             self._transcript.append(f"ACTION:\n{shown}\n{outcome.observation}")

@@ -39,8 +39,9 @@ class _Reporting:
         self.sent = [(c["name"], c["arguments"].get("batch_id")) for c in calls]
         return action(*calls)
 
-    def _record(self, observation: str) -> None:
-        for (tool, batch_id), (_name, result) in zip(self.sent, results(observation), strict=False):
+    def _record(self, observation: str, parsed: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+        parsed = results(observation) if parsed is None else parsed
+        for (tool, batch_id), (_name, result) in zip(self.sent, parsed, strict=False):
             if tool == "load_batch" and result.get("status") == "loaded":
                 self.loaded.append(batch_id)
             elif tool == "quarantine_batch" and result.get("status") == "quarantined":
@@ -101,16 +102,20 @@ class CarefulPolicy(_Reporting):
             self.stage = "checking"
             self.current: dict[str, Any] | None = None
             return self._next([])
-        self._record(observation)
-        decision = self._decide(observation) if self.current else []
+        parsed = results(observation)  # read once, used twice
+        self._record(observation, parsed)
+        decision = self._decide(parsed) if self.current else []
         return self._next(decision)
 
     def check_order(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Customers before orders, otherwise in listed order (sorted is stable)."""
         return sorted(listed, key=lambda b: _LOAD_ORDER[b["table"]])
 
-    def _decide(self, observation: str) -> list[dict[str, Any]]:
-        check = result_of(observation, "run_sql")
+    def _decide(self, parsed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        checks = [result for tool, result in parsed if tool == "run_sql"]
+        if not checks:
+            raise ValueError("no run_sql result in the observation")
+        check = checks[-1]
         batch_id = self.current["batch_id"]
         if "error" in check:
             raise RuntimeError(f"careful check failed for {batch_id}: {check['error']}")
