@@ -7,6 +7,7 @@ computed from the staged rows, which never change during an episode.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -20,16 +21,19 @@ def profile_rows(columns: Sequence[str], rows: Sequence[Sequence[str | None]]) -
 
 
 def profile_column(values: list[str | None]) -> dict[str, Any]:
-    present = [v for v in values if v is not None]
-    counts = Counter(present)
-    numbers = [n for n in map(_number, present) if n is not None]
-    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:TOP_VALUES]
+    counts = Counter(values)
+    n_null = counts.pop(None, 0)
+    # Every figure below depends only on the distinct values (and their counts), so
+    # each value is parsed once however often it repeats: big batches stay cheap.
+    distinct = list(counts)
+    numbers = [n for n in map(_number, distinct) if n is not None]
+    top = heapq.nsmallest(TOP_VALUES, counts.items(), key=lambda item: (-item[1], item[0]))
     return {
-        "n_null": len(values) - len(present),
-        "n_blank": sum(1 for v in present if not v.strip()),
+        "n_null": n_null,
+        "n_blank": sum(count for value, count in counts.items() if not value.strip()),
         "n_distinct": len(counts),
-        "min": min(present) if present else None,
-        "max": max(present) if present else None,
+        "min": min(distinct) if distinct else None,
+        "max": max(distinct) if distinct else None,
         "numeric_min": min(numbers) if numbers else None,
         "numeric_max": max(numbers) if numbers else None,
         "top_values": [[value, count] for value, count in top],
