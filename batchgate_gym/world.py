@@ -13,7 +13,8 @@ reset only deserializes the image into the world's long-lived connection.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,18 @@ def warehouse_rows(table: str, rows: tuple[tuple[str, ...], ...]) -> list[tuple[
     if table == "customers":
         return list(rows)
     return [row[:_AMOUNT] + (loader_amount(row[_AMOUNT]),) + row[_AMOUNT + 1 :] for row in rows]
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One transaction around many inserts: autocommit would commit row by row."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def open_connection() -> sqlite3.Connection:
@@ -108,15 +121,16 @@ def prepare(case: Case) -> PreparedCase:
 
 def _build(case: Case) -> PreparedCase:
     conn = open_connection()
-    for statement in _SCHEMA:
-        conn.execute(statement)
-    conn.executemany(_INSERT["customers"], case.customers)
-    conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
-    for batch in case.batches:
-        columns = ", ".join(f"{name} TEXT" for name in batch.columns)
-        conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
-        marks = ", ".join("?" * len(batch.columns))
-        conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
+    with transaction(conn):
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.executemany(_INSERT["customers"], case.customers)
+        conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
+        for batch in case.batches:
+            columns = ", ".join(f"{name} TEXT" for name in batch.columns)
+            conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
+            marks = ", ".join("?" * len(batch.columns))
+            conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
     image = conn.serialize()
     conn.close()
     inserts = {batch.batch_id: warehouse_rows(batch.table, batch.rows) for batch in case.batches}
@@ -245,7 +259,8 @@ class GateWorld:
 
     def insert(self, batch: StagingBatch) -> None:
         """The loader itself: every row goes in, whatever it holds."""
-        self.conn.executemany(_INSERT[batch.table], self.prepared.inserts[batch.batch_id])
+        with transaction(self.conn):
+            self.conn.executemany(_INSERT[batch.table], self.prepared.inserts[batch.batch_id])
         self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
 
     def orphans_now(self, batch: StagingBatch) -> int:
