@@ -150,3 +150,11 @@ def test_tool_schemas_are_openai_functions():
         "description": "ids of the batches you loaded",
         "items": {"type": "string"},
     }
+
+
+def test_odd_escapes_in_agent_text_raise_no_host_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse('run_sql("SELECT \\K")') == [ToolCall("run_sql", {"query": "SELECT \\K"})]

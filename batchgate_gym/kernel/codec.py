@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,7 +159,10 @@ def _json_call(item: Any, position: int) -> RawCall:
 
 def _parse_calls(body: str) -> list[RawCall]:
     try:
-        tree = ast.parse(body, mode="exec")
+        with warnings.catch_warnings():
+            # An agent's odd escapes ("\\K") are its business, not the host's warnings.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(body, mode="exec")
     except SyntaxError as exc:
         raise ActionError(
             f"could not parse the action as tool calls: {exc.msg} (line {exc.lineno})"
