@@ -47,7 +47,7 @@ class TrainConfig:
     batch_size: int = 256
     epochs: int = 10
     learning_rate: float = 3e-4
-    gamma: float = 0.99
+    gamma: float = 0.999  # checking costs turns, not reward: barely discount a longer look
     ent_coef: float = 0.01
     net: tuple[int, ...] = (128, 128)
     curve_every: int = 10_000  # env steps between learning-curve points (0: none)
@@ -209,6 +209,9 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     parser.add_argument("--cases", default=defaults.cases, help="procedural, train, or a JSONL path")
     parser.add_argument("--algo", choices=("maskable", "ppo"), default=defaults.algo)
     parser.add_argument("--n-envs", type=int, default=defaults.n_envs)
+    parser.add_argument("--gamma", type=float, default=defaults.gamma)
+    parser.add_argument("--ent-coef", type=float, default=defaults.ent_coef)
+    parser.add_argument("--lr", type=float, default=defaults.learning_rate)
     parser.add_argument("--curve-every", type=int, default=defaults.curve_every)
     parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for the final evaluation")
@@ -220,6 +223,9 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
         cases=args.cases,
         algo=args.algo,
         n_envs=args.n_envs,
+        gamma=args.gamma,
+        ent_coef=args.ent_coef,
+        learning_rate=args.lr,
         curve_every=args.curve_every,
         threads=args.threads,
     )

@@ -35,9 +35,9 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     **Observation space** ``Box(0, 1, (slots * SLOT_FEATURES + 1,), float32)``. Per
     slot: present, table kind (orders, customers), rows / 50, loaded, quarantined,
     profiled; per rule: checked since the warehouse last changed, checked at all,
-    failing rows found; shares read off the profile (blank and repeated values per
-    column, amounts above the cap or not positive, values outside the allowed
-    currency, status and country lists, dates outside the window). Last: turns used
+    failing rows found; flags read off the profile (any blank, any repeated value per
+    column; amounts above the cap or not positive; values outside the allowed
+    currency, status and country lists; dates outside the window). Last: turns used
     / turn limit.
 
     **Reward, termination, truncation** exactly the text environment's: 0 until the

@@ -231,7 +231,9 @@ def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:
 
 
 def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, Any] | None) -> list[float]:
-    """Shares in [0, 1] read off a ``profile_batch`` result against the contract read."""
+    """Flags read off a ``profile_batch`` result against the contract read: per column
+    any blank and any repeated value, then amounts above the cap or not positive,
+    values outside the allowed currency, status and country, dates outside the window."""
     if profile is None or read is None or "columns" not in profile:
         return [0.0] * _PROFILE_FEATURES
     columns = profile["columns"]
@@ -242,17 +244,14 @@ def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, 
         if stats is None:
             out += [0.0, 0.0]
             continue
-        out += [
-            min(1.0, (stats["n_null"] + stats["n_blank"]) / rows),
-            1.0 - min(1.0, stats["n_distinct"] / rows),
-        ]
+        out += [float(stats["n_null"] + stats["n_blank"] > 0), float(stats["n_distinct"] < rows)]
     amount = columns.get("amount", {})
     out += [
         float((amount.get("numeric_max") or 0) > limits["max_amount"]),
         float((amount.get("numeric_min") or 1) <= 0),
-        _outside(columns.get("currency"), [limits["currency"]], rows),
-        _outside(columns.get("status"), limits["allowed_status"], rows),
-        _outside(columns.get("country"), limits["allowed_countries"], rows),
+        _outside(columns.get("currency"), [limits["currency"]]),
+        _outside(columns.get("status"), limits["allowed_status"]),
+        _outside(columns.get("country"), limits["allowed_countries"]),
         float(str(columns.get("order_date", {}).get("min") or window["start"]) < window["start"]),
         float(str(columns.get("order_date", {}).get("max") or window["end"]) > window["end"]),
         float(str(columns.get("signup_date", {}).get("max") or window["end"]) > window["end"]),
@@ -260,8 +259,8 @@ def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, 
     return out
 
 
-def _outside(stats: dict[str, Any] | None, allowed: list[str], rows: int) -> float:
-    """Share of rows whose value (among the profile's top values) is not allowed."""
+def _outside(stats: dict[str, Any] | None, allowed: list[str]) -> float:
+    """1 if one of the profile's top values is not allowed (one odd row is enough)."""
     if not stats:
         return 0.0
-    return min(1.0, sum(count for value, count in stats["top_values"] if value not in allowed) / rows)
+    return float(any(value not in allowed for value, _count in stats["top_values"]))
