@@ -46,7 +46,9 @@ def build_case(
     """One case, fully determined by its arguments (the same in any process).
 
     ``family=None`` draws a family for two batches and mixes defect families over
-    three or more (``family`` is then "mixed"). ``variant`` needs ``family``.
+    three or more (the case then records family "mixed", variant 0). ``variant``
+    needs ``family``; with three or more batches a defect family plants its one
+    variant in several batches (never all) and a clean family adds clean batches.
     Batches hold ``rows_per_batch`` rows (raised to what their defects need), and
     each defective batch carries at least ``defects_per_batch`` distinct
     (column, type) defects, at most as many as its table has rules.
