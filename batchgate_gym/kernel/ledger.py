@@ -6,6 +6,11 @@ must be tamper-evident: each entry carries the SHA-256 of its canonical JSON for
 Editing, deleting or reordering an entry breaks the chain, and a final ``seal``
 entry records how many entries the episode produced, so cutting entries off the end
 is detected too.
+
+A chain without a secret proves consistency, not authorship: whoever holds a log
+can edit it and recompute every hash after the edit. So the episode also records
+the chain's *head* (the last entry's hash) outside the log; verifying against that
+head detects any change at all, re-chained or not.
 """
 
 from __future__ import annotations
@@ -86,6 +91,11 @@ class Ledger:
     def sealed(self) -> bool:
         return self._sealed
 
+    @property
+    def head(self) -> str:
+        """The last entry's hash: record it apart from the log to pin the whole chain."""
+        return self._entries[-1].hash if self._entries else GENESIS
+
     def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
         if self._sealed:
             raise LogIntegrityError("the log is sealed; nothing more can be appended")
@@ -121,27 +131,58 @@ class Ledger:
         return json.loads(json.dumps([entry.as_dict() for entry in self._entries]))
 
 
-def verify_chain(entries: Iterable[Mapping[str, Any]], *, require_seal: bool = True) -> None:
+ENTRY_FIELDS = {
+    "seq": int,
+    "action": str,
+    "args": dict,
+    "executed": bool,
+    "note": str,
+    "prev_hash": str,
+    "hash": str,
+}
+
+
+def check_entry_shape(entry: object, position: int) -> Mapping[str, Any]:
+    """An entry is a mapping of exactly the seven fields, each of its type."""
+    if not isinstance(entry, Mapping):
+        raise LogIntegrityError(f"entry {position}: not an object")
+    if set(entry) != set(ENTRY_FIELDS):
+        raise LogIntegrityError(f"entry {position}: fields are {sorted(entry)}, not {sorted(ENTRY_FIELDS)}")
+    for name, kind in ENTRY_FIELDS.items():
+        value = entry[name]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise LogIntegrityError(f"entry {position}: {name} is not a {kind.__name__}")
+    return entry
+
+
+def verify_chain(
+    entries: Iterable[Mapping[str, Any]], *, require_seal: bool = True, head: str | None = None
+) -> None:
     """Recompute every hash and link; raise :class:`LogIntegrityError` on any break.
 
     With ``require_seal`` the last entry must be a seal that counts every entry
-    before it, so a log cut short does not pass as complete.
+    before it, so a log cut short does not pass as complete. With ``head`` (the
+    hash the episode recorded for its last entry) the log must end on exactly
+    that entry, so even an edit followed by re-hashing the rest is caught.
     """
     prev = GENESIS
     items = list(entries)
-    for position, entry in enumerate(items):
-        if entry.get("seq") != position:
-            raise LogIntegrityError(f"entry {position}: seq is {entry.get('seq')!r}")
-        if entry.get("prev_hash") != prev:
+    for position, raw in enumerate(items):
+        entry = check_entry_shape(raw, position)
+        if entry["seq"] != position:
+            raise LogIntegrityError(f"entry {position}: seq is {entry['seq']!r}")
+        if entry["prev_hash"] != prev:
             raise LogIntegrityError(f"entry {position}: prev_hash does not link to entry {position - 1}")
-        if entry_hash(entry) != entry.get("hash"):
+        if entry_hash(entry) != entry["hash"]:
             raise LogIntegrityError(f"entry {position}: hash does not match its contents")
-        if entry.get("action") == SEAL_ACTION and position != len(items) - 1:
+        if entry["action"] == SEAL_ACTION and position != len(items) - 1:
             raise LogIntegrityError(f"entry {position}: a seal that is not the last entry")
         prev = entry["hash"]
+    if head is not None and prev != head:
+        raise LogIntegrityError("the log does not end on the head the episode recorded")
     if not require_seal:
         return
-    if not items or items[-1].get("action") != SEAL_ACTION:
+    if not items or items[-1]["action"] != SEAL_ACTION:
         raise LogIntegrityError("the log has no seal: it may have been cut short")
-    if items[-1].get("args", {}).get("entries") != len(items) - 1:
+    if items[-1]["args"].get("entries") != len(items) - 1:
         raise LogIntegrityError("the seal's entry count does not match the log")

@@ -15,7 +15,10 @@ hold on three fronts at once:
   recursive UNION) live in memory under that budget instead of spilling to files
   on disk; SQLite's process-wide hard heap limit is the last line;
 * what the agent looked at is known from SQLite itself: every table the authorizer
-  sees read is recorded, so a table named in a comment or a string never counts.
+  sees read is recorded, so a table named in a comment or a string never counts;
+  and a real table counts only if the compiled query opens it, because a CTE or
+  subquery alias named like a staging table (``WITH stg_x(n) AS (SELECT 1)
+  SELECT count(*) FROM stg_x``) is reported to the authorizer under that name.
 
 The authorizer is installed once and switched by a flag, so the environment's own
 statements (loading, grading) run unhindered.
@@ -187,7 +190,27 @@ class SqlGuard:
             raise SqlRefused("only SELECT statements are allowed")
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
-        return SqlResult(columns, rows, truncated, tuple(sorted(self._tables)))
+        return SqlResult(columns, rows, truncated, self._tables_read(self._opened_roots(sql)))
+
+    def _opened_roots(self, sql: str) -> set[int]:
+        """Root pages of the main database that the compiled query opens for reading.
+
+        Compiled again with EXPLAIN, which lists the program and runs none of it (the
+        statement already passed the authorizer). An agent's own EXPLAIN cannot be
+        explained again; it reads no row, so it opens nothing.
+        """
+        try:
+            program = self.conn.execute("EXPLAIN " + sql).fetchall()
+        except sqlite3.Error:
+            return set()
+        # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database index), ...
+        return {row[3] for row in program if row[1] == "OpenRead" and row[4] == 0}
+
+    def _tables_read(self, opened: set[int]) -> tuple[str, ...]:
+        """The authorizer's names, less real tables the query never opens (shadowed by a CTE)."""
+        roots = dict(self.conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'"))
+        shadowed = {name for name in self._tables if name in roots and roots[name] not in opened}
+        return tuple(sorted(self._tables - shadowed))
 
     def _cell(self, value: object) -> object:
         if isinstance(value, str):
