@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ class TrainConfig:
     algo: str = "maskable"  # "maskable" (sb3-contrib MaskablePPO) or "ppo"
     slots: int = 4
     n_envs: int = 8
+    subproc: bool = False  # step the envs in worker processes (SubprocVecEnv): uses every core
     n_steps: int = 256  # per env per rollout
     batch_size: int = 256
     epochs: int = 10
@@ -77,6 +78,7 @@ def make_model(config: TrainConfig) -> Any:
     """A fresh, seeded model on a vectorised macro env."""
     import torch
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     torch.set_num_threads(config.threads)
     cases = None if config.cases == "procedural" else config.cases
@@ -85,6 +87,7 @@ def make_model(config: TrainConfig) -> Any:
         n_envs=config.n_envs,
         seed=config.seed,
         env_kwargs={"cases": cases, "slots": config.slots},
+        vec_env_cls=SubprocVecEnv if config.subproc else DummyVecEnv,
     )
     algorithm = _algorithm(config.algo)
     return algorithm(
@@ -174,7 +177,9 @@ def compare(run: TrainRun, n_jobs: int = 1) -> dict[str, EvaluationResult]:
     return results
 
 
-def plot_curve(curve: list[CurvePoint], path: Path, n_defective: int) -> None:
+def plot_curve(
+    curve: list[CurvePoint], path: Path, n_defective: int, title: str = "MaskablePPO on BadBatchGateMacro-v0"
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -195,7 +200,7 @@ def plot_curve(curve: list[CurvePoint], path: Path, n_defective: int) -> None:
     bottom.set_xlabel("environment steps")
     bottom.set_ylim(bottom=0)
     bottom.grid(alpha=0.3)
-    figure.suptitle("MaskablePPO on BadBatchGateMacro-v0")
+    figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -209,26 +214,20 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     parser.add_argument("--cases", default=defaults.cases, help="procedural, train, or a JSONL path")
     parser.add_argument("--algo", choices=("maskable", "ppo"), default=defaults.algo)
     parser.add_argument("--n-envs", type=int, default=defaults.n_envs)
+    parser.add_argument("--subproc", action="store_true", help="step envs in worker processes")
     parser.add_argument("--gamma", type=float, default=defaults.gamma)
     parser.add_argument("--ent-coef", type=float, default=defaults.ent_coef)
-    parser.add_argument("--lr", type=float, default=defaults.learning_rate)
+    parser.add_argument("--lr", dest="learning_rate", type=float, default=defaults.learning_rate)
+    parser.add_argument("--n-steps", type=int, default=defaults.n_steps, help="steps per env per rollout")
+    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
     parser.add_argument("--curve-every", type=int, default=defaults.curve_every)
     parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for the final evaluation")
     parser.add_argument("--out", type=Path, default=Path("runs/ppo"), help="directory for curve, model, JSON")
     args = parser.parse_args(argv)
-    config = TrainConfig(
-        steps=args.steps,
-        seed=args.seed,
-        cases=args.cases,
-        algo=args.algo,
-        n_envs=args.n_envs,
-        gamma=args.gamma,
-        ent_coef=args.ent_coef,
-        learning_rate=args.lr,
-        curve_every=args.curve_every,
-        threads=args.threads,
-    )
+    given = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
+    config = TrainConfig(**given)
     return config, args
 
 
@@ -253,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     if run.curve:
-        plot_curve(run.curve, args.out / "learning_curve.png", ppo.defective_batches)
+        title = f"{'MaskablePPO' if config.algo == 'maskable' else 'PPO'} on BadBatchGateMacro-v0"
+        plot_curve(run.curve, args.out / "learning_curve.png", ppo.defective_batches, title)
         print(f"\nlearning curve: {args.out / 'learning_curve.png'}")
     return 0
 
