@@ -24,25 +24,45 @@ def score_live(world: GateWorld) -> Score:
     return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
 
 
-def replay(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True) -> Score:
-    """Recompute the score from the case and the exported log alone."""
-    world = rebuild(case, entries, require_seal=require_seal)
-    facts = read_facts(case, entries)
+def replay(
+    case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True, head: str | None = None
+) -> Score:
+    """Recompute the score from the case and the exported log alone.
+
+    ``head`` is the ``log_head`` the episode reported: without it a log edited and
+    then re-hashed from the edit on still verifies, with it nothing does.
+    """
+    world = rebuild(case, entries, require_seal=require_seal, head=head)
+    try:
+        facts = read_facts(case, entries)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise LogIntegrityError(f"an entry's arguments are malformed ({exc!r})") from exc
     return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
 
 
-def rebuild(case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True) -> GateWorld:
+def rebuild(
+    case: Case, entries: Sequence[Mapping[str, Any]], *, require_seal: bool = True, head: str | None = None
+) -> GateWorld:
     """Check the log's chain, then re-run its executed loads on a fresh world."""
-    verify_chain(entries, require_seal=require_seal)
+    verify_chain(entries, require_seal=require_seal, head=head)
     world = GateWorld()
     world.reset(case)
     for entry in entries:
+        if entry.get("action") == "run_sql" and entry.get("executed") is True:
+            _check_tables_read(world, entry)
         if entry.get("action") != "load_batch" or entry.get("executed") is not True:
             continue
-        batch = case.batch(entry["args"]["batch_id"])
+        batch = case.batch(str(entry["args"].get("batch_id")))
         if batch is None:
             raise LogIntegrityError(f"entry {entry['seq']}: loads a batch the case does not have")
-        if world.orphans_now(batch) != entry["args"]["orphan_rows"]:
+        if world.orphans_now(batch) != entry["args"].get("orphan_rows"):
             raise LogIntegrityError(f"entry {entry['seq']}: orphan count disagrees with the warehouse")
         world.insert(batch)
     return world
+
+
+def _check_tables_read(world: GateWorld, entry: Mapping[str, Any]) -> None:
+    """A logged ``tables_read`` must be what the query really reads (it earns ``inspected``)."""
+    query, logged = entry["args"].get("query"), entry["args"].get("tables_read")
+    if not isinstance(query, str) or world.guard.tables_read(query) != tuple(logged or ()):
+        raise LogIntegrityError(f"entry {entry['seq']}: tables_read disagrees with the query")

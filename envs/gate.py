@@ -54,8 +54,8 @@ class BatchGateEnv(gym.Env[str, str]):
     **Info** a fresh dict each call: ``turn`` and ``calls`` (calls run this step).
     Nothing about the truth or the case family appears before the end; the last
     step adds ``case_id``, ``family``, ``score`` (reward, the four terms,
-    ``bad_batches_loaded``, ``revenue_error_usd``), ``log_intact`` and
-    ``log_entries``.
+    ``bad_batches_loaded``, ``revenue_error_usd``), ``log_intact``,
+    ``log_entries`` and ``log_head`` (the log's last hash, to pin it on replay).
 
     **Arguments**
     ``cases``: ``None`` (default: a fresh procedural case per reset, from the eight
@@ -154,6 +154,7 @@ class BatchGateEnv(gym.Env[str, str]):
             "score": score.as_dict(),
             "log_intact": self.world.ledger.intact(),
             "log_entries": len(self.world.ledger),
+            "log_head": self.world.ledger.head,
         }
 
     def export_log(self) -> list[dict[str, Any]]:

@@ -192,6 +192,25 @@ class SqlGuard:
         truncated = len(fetched) > self.budget.max_rows
         return SqlResult(columns, rows, truncated, self._tables_read(self._opened_roots(sql)))
 
+    def tables_read(self, query: str) -> tuple[str, ...]:
+        """What :meth:`run` would log as ``tables_read`` for ``query``, without running it.
+
+        The query is compiled under the authorizer with EXPLAIN, which runs none of
+        it, so a replay can check a logged ``tables_read`` whatever the time budget
+        did then or does now. (An agent's own EXPLAIN cannot be explained again; it
+        is cheap to run, so it is run.)
+        """
+        sql = clean_query(query)
+        self._tables = set()
+        self._active = True
+        try:
+            program = self.conn.execute("EXPLAIN " + sql).fetchall()
+        except sqlite3.Error:
+            return self.run(query).tables_read
+        finally:
+            self._active = False
+        return self._tables_read(_roots(program))
+
     def _opened_roots(self, sql: str) -> set[int]:
         """Root pages of the main database that the compiled query opens for reading.
 
@@ -203,8 +222,7 @@ class SqlGuard:
             program = self.conn.execute("EXPLAIN " + sql).fetchall()
         except sqlite3.Error:
             return set()
-        # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database index), ...
-        return {row[3] for row in program if row[1] == "OpenRead" and row[4] == 0}
+        return _roots(program)
 
     def _tables_read(self, opened: set[int]) -> tuple[str, ...]:
         """The authorizer's names, less real tables the query never opens (shadowed by a CTE)."""
@@ -220,6 +238,11 @@ class SqlGuard:
         if isinstance(value, float) and not math.isfinite(value):
             return str(value)
         return value
+
+
+def _roots(program: list[tuple[object, ...]]) -> set[int]:
+    # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database index), ...
+    return {int(row[3]) for row in program if row[1] == "OpenRead" and row[4] == 0}
 
 
 def _cut(text: str, limit: int) -> str:
