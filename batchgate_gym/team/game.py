@@ -99,6 +99,7 @@ class TeamGame:
             "contribution": self.result.agents[agent].as_dict(),
             "log_intact": self.world.ledger.intact(),
             "log_entries": len(self.world.ledger),
+            "log_head": self.world.ledger.head,
         }
 
 
