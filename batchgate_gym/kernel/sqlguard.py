@@ -206,9 +206,11 @@ class SqlGuard:
         try:
             program = self.conn.execute("EXPLAIN " + sql).fetchall()
         except sqlite3.Error:
-            return self.run(query).tables_read
+            program = None
         finally:
             self._active = False
+        if program is None:
+            return self.run(query).tables_read
         return self._tables_read(_roots(program))
 
     def _opened_roots(self, sql: str) -> set[int]:

@@ -1,0 +1,232 @@
+"""Tampering with an exported log: every edit, deletion, reordering or cut is caught.
+
+``replay`` rebuilds the score from the case and the log alone. An untouched log
+replays to the live score; a log changed in any way raises ``LogIntegrityError``
+(never another exception). A forger who re-hashes everything after an edit
+defeats the chain alone, so the episode also reports ``log_head``: pinned to it,
+replay catches every forgery; without it, replay still re-derives what it can
+(orphan counts, tables read) from the case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from batchgate_gym.app.evaluate import as_policy
+from batchgate_gym.cases import Case
+from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.kernel.ledger import ENTRY_FIELDS, GENESIS, LogIntegrityError, entry_hash
+from batchgate_gym.policies import ATTACKERS, REFERENCE_POLICIES
+from batchgate_gym.scoring import replay
+
+FIXTURE = Path(__file__).parent / "data" / "seed_eval_curated.jsonl"
+PLAYS = [("careful", 4), ("naive", 3), ("refuse-all", 9), ("sql-write", 20), ("double-load", 26)]
+Log = list[dict[str, Any]]
+
+
+def play(policy_name: str, case_index: int) -> tuple[Case, Log, dict[str, Any]]:
+    policies = {**REFERENCE_POLICIES, **ATTACKERS}
+    env = BatchGateEnv(FIXTURE)
+    observation, info = env.reset(options={"case_index": case_index})
+    policy = as_policy(policies[policy_name])
+    policy.reset(observation, info)
+    while True:
+        observation, _reward, terminated, truncated, info = env.step(policy.act(observation))
+        if terminated or truncated:
+            return env.unwrapped.world.case, env.export_log(), info
+
+
+@pytest.fixture(scope="module", params=PLAYS, ids=[f"{p}-{i}" for p, i in PLAYS])
+def episode(request: pytest.FixtureRequest) -> tuple[Case, Log, dict[str, Any]]:
+    return play(*request.param)
+
+
+def rechain(log: Log, start: int = 0) -> Log:
+    """Recompute every link and hash from ``start`` on: what a forger would do."""
+    prev = log[start - 1]["hash"] if start else GENESIS
+    for position, entry in enumerate(log[start:], start=start):
+        entry["seq"] = position
+        entry["prev_hash"] = prev
+        entry["hash"] = entry_hash(entry)
+        prev = entry["hash"]
+    return log
+
+
+def reseal(log: Log) -> Log:
+    """Make the seal count what is left, then re-chain."""
+    log[-1]["args"]["entries"] = len(log) - 1
+    return rechain(log)
+
+
+def test_an_untouched_log_replays_to_the_live_score(episode: Any) -> None:
+    case, log, info = episode
+    assert replay(case, log).as_dict() == info["score"]
+    assert replay(case, log, head=info["log_head"]).as_dict() == info["score"]
+    assert info["log_head"] == log[-1]["hash"]
+
+
+def _changed(value: Any) -> Any:
+    """A different value of the same kind."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    return {**value, "extra": 1}
+
+
+def _edits(log: Log) -> list[tuple[str, Log]]:
+    """One changed field, one deleted, swapped, duplicated entry, or a cut, at every position."""
+    out: list[tuple[str, Log]] = []
+    for position, entry in enumerate(log):
+        for field in ENTRY_FIELDS:
+            edited = copy.deepcopy(log)
+            edited[position][field] = _changed(entry[field])
+            out.append((f"{field}@{position}", edited))
+        out.append((f"delete@{position}", log[:position] + log[position + 1 :]))
+        out.append((f"duplicate@{position}", log[: position + 1] + log[position:]))
+        out.append((f"truncate@{position}", log[:position]))
+        if position + 1 < len(log):
+            out.append(
+                (
+                    f"swap@{position}",
+                    log[:position] + [log[position + 1], log[position]] + log[position + 2 :],
+                )
+            )
+    return out
+
+
+def test_every_edit_deletion_reordering_and_cut_is_caught(episode: Any) -> None:
+    case, log, _info = episode
+    for how, tampered in _edits(log):
+        with pytest.raises(LogIntegrityError):
+            replay(case, tampered)
+        assert how
+
+
+def test_edits_rehashed_by_a_forger_are_caught_against_the_recorded_head(episode: Any) -> None:
+    case, log, info = episode
+    for position in range(len(log) - 1):
+        forged = copy.deepcopy(log)
+        forged[position]["note"] = "nothing to see"
+        rechain(forged, position)
+        replay(case, forged)  # the chain alone cannot tell: this edit changes no fact
+        with pytest.raises(LogIntegrityError, match="head"):
+            replay(case, forged, head=info["log_head"])
+
+
+def test_a_cut_log_resealed_by_a_forger_is_caught_against_the_recorded_head(episode: Any) -> None:
+    case, log, info = episode
+    cut = reseal(copy.deepcopy(log[:-2] + log[-1:]))
+    with pytest.raises(LogIntegrityError):
+        replay(case, cut, head=info["log_head"])
+
+
+def test_a_plausible_forgery_passes_the_chain_but_not_the_head() -> None:
+    """Turning naive's load of the bad batch into a quarantine is a possible episode."""
+    case, log, info = play("naive", 9)  # amount-bounds-1: one defective orders batch
+    bad = next(b for b in case.batches if b.truth.defective)
+    cited = bad.truth.defects[0]
+    forged = copy.deepcopy(log)
+    for entry in forged:
+        if entry["action"] == "load_batch" and entry["args"]["batch_id"] == bad.batch_id:
+            entry["action"] = "quarantine_batch"
+            entry["args"] = {
+                "batch_id": bad.batch_id,
+                "column": cited.column,
+                "defect_type": cited.defect_type,
+            }
+        if entry["action"] == "submit_report":
+            entry["args"]["loaded"].remove(bad.batch_id)
+            entry["args"]["quarantined"] = [bad.batch_id]
+    rechain(forged)
+    assert replay(case, forged).reward > info["score"]["reward"]  # why the head must be kept
+    with pytest.raises(LogIntegrityError, match="head"):
+        replay(case, forged, head=info["log_head"])
+
+
+def test_a_forged_tables_read_is_caught_without_the_head() -> None:
+    case, log, _info = play("naive", 9)
+    forged = copy.deepcopy(log)
+    fake_look = {
+        "seq": 0,
+        "action": "run_sql",
+        "args": {"query": "SELECT 1", "tables_read": sorted(b.staging_table for b in case.batches)},
+        "executed": True,
+        "note": "",
+    }
+    forged.insert(1, fake_look)
+    reseal(forged)
+    with pytest.raises(LogIntegrityError, match="tables_read"):
+        replay(case, forged)
+
+
+@pytest.mark.parametrize(
+    "break_args",
+    [
+        lambda args: args.pop("orphan_rows"),
+        lambda args: args.update(batch_id=["not", "a", "string"]),
+        lambda args: args.update(orphan_rows="three"),
+    ],
+    ids=["missing", "wrong-type-id", "wrong-type-count"],
+)
+def test_malformed_arguments_rehashed_are_an_integrity_error(break_args: Any) -> None:
+    case, log, _info = play("naive", 9)
+    forged = copy.deepcopy(log)
+    load = next(e for e in forged if e["action"] == "load_batch")
+    break_args(load["args"])
+    rechain(forged)
+    with pytest.raises(LogIntegrityError):
+        replay(case, forged)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+_LOGS: dict[str, tuple[Case, Log, dict[str, Any]]] = {}
+
+
+def _cached(policy: str, case_index: int) -> tuple[Case, Log, dict[str, Any]]:
+    key = f"{policy}-{case_index}"
+    if key not in _LOGS:
+        _LOGS[key] = play(policy, case_index)
+    return _LOGS[key]
+
+
+@given(
+    st.sampled_from(PLAYS),
+    st.data(),
+    JSON_VALUES,
+    st.booleans(),
+)
+def test_replay_of_any_mutated_log_never_crashes_and_the_head_catches_every_change(
+    played: tuple[str, int], data: st.DataObject, value: Any, rehash: bool
+) -> None:
+    case, log, info = _cached(*played)
+    mutated = json.loads(json.dumps(log))
+    position = data.draw(st.integers(0, len(mutated) - 1))
+    target = mutated[position]
+    if data.draw(st.booleans()) and target["args"]:
+        target = target["args"]
+    key = data.draw(st.sampled_from(sorted(target)))
+    target[key] = value
+    if rehash:
+        rechain(mutated, position)
+    with contextlib.suppress(LogIntegrityError):  # without the head: a score or this error, never a crash
+        replay(case, mutated)
+    if json.dumps(mutated, sort_keys=True) == json.dumps(log, sort_keys=True):
+        assert replay(case, mutated, head=info["log_head"]).as_dict() == info["score"]
+    else:
+        with pytest.raises(LogIntegrityError):
+            replay(case, mutated, head=info["log_head"])
