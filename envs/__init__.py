@@ -1,7 +1,9 @@
-"""Gymnasium (and, later, PettingZoo) environments over the batch-gate core.
+"""Gymnasium and PettingZoo environments over the batch-gate core.
 
-Importing this package registers ``batchgate_gym/BadBatchGate-v0`` and its
-macro-action form ``batchgate_gym/BadBatchGateMacro-v0`` (:mod:`.macro`).
+Importing this package registers ``batchgate_gym/BadBatchGate-v0`` (text actions,
+:mod:`.gate`) and its macro-action form ``batchgate_gym/BadBatchGateMacro-v0``
+(:mod:`.macro`). The multi-agent team game is :mod:`.team` (PettingZoo AEC and
+parallel APIs).
 """
 
 from __future__ import annotations
