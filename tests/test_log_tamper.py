@@ -170,21 +170,41 @@ def test_a_forged_tables_read_is_caught_without_the_head() -> None:
         replay(case, forged)
 
 
-@pytest.mark.parametrize(
-    "break_args",
-    [
-        lambda args: args.pop("orphan_rows"),
-        lambda args: args.update(batch_id=["not", "a", "string"]),
-        lambda args: args.update(orphan_rows="three"),
-    ],
-    ids=["missing", "wrong-type-id", "wrong-type-count"],
-)
-def test_malformed_arguments_rehashed_are_an_integrity_error(break_args: Any) -> None:
-    case, log, _info = play("naive", 9)
+MALFORMED = {
+    "load without orphan count": ("load_batch", lambda args: args.pop("orphan_rows")),
+    "load of a list id": ("load_batch", lambda args: args.update(batch_id=["B"])),
+    "orphan count as text": ("load_batch", lambda args: args.update(orphan_rows="three")),
+    "report as a number": ("submit_report", lambda args: args.update(quarantined=7)),
+    "quarantine without id": ("quarantine_batch", lambda args: args.pop("batch_id")),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_malformed_arguments_rehashed_are_an_integrity_error(name: str) -> None:
+    action, break_args = MALFORMED[name]
+    case, log, _info = play("naive" if action == "load_batch" else "refuse-all", 9)
     forged = copy.deepcopy(log)
-    load = next(e for e in forged if e["action"] == "load_batch")
-    break_args(load["args"])
+    break_args(next(e for e in forged if e["action"] == action)["args"])
     rechain(forged)
+    with pytest.raises(LogIntegrityError):
+        replay(case, forged)
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda log: [1, 2, 3],
+        lambda log: [dict(log[0], extra="field"), *log[1:]],
+        lambda log: [dict(log[0], executed="yes"), *log[1:]],
+        lambda log: [{key: value for key, value in log[0].items() if key != "note"}, *log[1:]],
+    ],
+    ids=["not-objects", "extra-field", "executed-as-text", "missing-field"],
+)
+def test_entries_of_the_wrong_shape_are_an_integrity_error_even_rehashed(forge: Any) -> None:
+    case, log, _info = play("careful", 4)
+    forged = forge(copy.deepcopy(log))
+    if all(isinstance(entry, dict) for entry in forged):
+        rechain(forged)
     with pytest.raises(LogIntegrityError):
         replay(case, forged)
 
