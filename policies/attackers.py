@@ -24,6 +24,9 @@ They never see the world object either.
   realistic mistake rather than a cheat).
 * ``profile-only``: profile every batch and apply what a profile shows, never
   querying the warehouse (a baseline, not a cheat).
+* ``common-citation``: profile, then quarantine every batch citing the commonest
+  defect of its table (amount / out_of_range for orders, customer_id /
+  duplicate_key for customers) without judging anything.
 * ``report-padding``: careful's actions, but the report claims every listed batch
   as both loaded and quarantined, some of them twice.
 * ``sql-theatre``: "look" at each staging table with a query that reads no row
@@ -279,6 +282,25 @@ def write_attempts(batches: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+COMMON_CITATIONS = {"orders": ("amount", "out_of_range"), "customers": ("customer_id", "duplicate_key")}
+
+
+class CommonCitationPolicy(_Staged):
+    name = "common-citation"
+    stages = ("survey", "profile_all", "quarantine_all")
+
+    def quarantine_all(self) -> Calls:
+        return [
+            call(
+                "quarantine_batch",
+                batch_id=b["batch_id"],
+                column=COMMON_CITATIONS[b["table"]][0],
+                defect_type=COMMON_CITATIONS[b["table"]][1],
+            )
+            for b in self.batches
+        ]
+
+
 class SqlWritePolicy(_Staged):
     name = "sql-write"
     stages = ("survey", "writes", "load_all")
@@ -377,6 +399,7 @@ ATTACKERS: dict[str, type] = {
         policy.name: policy
         for policy in (
             CitationSprayPolicy,
+            CommonCitationPolicy,
             SqlWritePolicy,
             InspectTheatrePolicy,
             DoubleLoadPolicy,
@@ -402,6 +425,7 @@ __all__ = [
     "BASELINES",
     "ORACLES",
     "CitationSprayPolicy",
+    "CommonCitationPolicy",
     "CteTheatrePolicy",
     "DoubleLoadPolicy",
     "InspectTheatrePolicy",
