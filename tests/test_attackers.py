@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.app.attacks import TARGET, run_attacks
+from batchgate_gym.app.attacks import TARGET, procedural_cases, run_attacks
 from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.cases import Case, Citation, load_cases
 from batchgate_gym.envs import BatchGateEnv
@@ -41,17 +41,6 @@ WAREHOUSE_ONLY = {
     Citation("customer_id", "orphan_reference"),
     Citation("customer_id", "duplicate_key"),
 }
-
-
-def procedural_cases(seeds: range) -> list[Case]:
-    """The cases ``reset(seed=s)`` draws, read back from the world (the harness may)."""
-    env = BatchGateEnv()
-    found = []
-    for seed in seeds:
-        env.reset(seed=seed)
-        found.append(env.unwrapped.world.case)
-    env.close()
-    return found
 
 
 SOURCES = {

@@ -3,14 +3,16 @@
 The table gives, per policy, the mean reward and its four terms, the defective
 batches it loaded, the revenue error it left and how far below careful it lands.
 Oracles are built with the truth labels of the very cases being played (this
-command knows them; the oracles still see only observations). ``--json`` prints
-the same shape as ``batchgate report --json``.
+command knows them; the oracles still see only observations). ``--seeds N``
+plays the procedural cases that ``reset(seed=s)`` draws for s in 0..N-1.
+``--json`` prints the same shape as ``batchgate report --json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from batchgate_gym.grader import TERMS
@@ -24,7 +26,8 @@ TARGET = "careful"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help="a named split (eval, train); eval when neither is given")
+    source.add_argument("--split", help="a named split (eval, train); eval when none is given")
+    source.add_argument("--seeds", type=int, metavar="N", help="procedural cases of seeds 0..N-1")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -45,7 +48,24 @@ def _cases(args: argparse.Namespace) -> list[Any]:
 
     if args.cases:
         return load_cases(args.cases)
+    if args.seeds is not None:
+        return procedural_cases(range(args.seeds))
     return split_cases(args.split or "eval")
+
+
+def procedural_cases(seeds: Iterable[int]) -> list[Any]:
+    """The cases ``reset(seed=s)`` draws by default, read back from the world."""
+    from batchgate_gym.envs import BatchGateEnv
+
+    env = BatchGateEnv()
+    try:
+        found = []
+        for seed in seeds:
+            env.reset(seed=seed)
+            found.append(env.unwrapped.world.case)
+        return found
+    finally:
+        env.close()
 
 
 def run_attacks(cases: list[Any], *, jobs: int = 1, progress: bool = False) -> dict[str, EvaluationResult]:
