@@ -15,6 +15,7 @@ import pytest
 
 from batchgate_gym.app.attacks import TARGET, procedural_cases, run_attacks
 from batchgate_gym.app.evaluate import EvaluationResult
+from batchgate_gym.casebook import split_cases
 from batchgate_gym.cases import Case, Citation, load_cases
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.policies.attackers import ATTACKERS, BASELINES, ORACLES, Truth
@@ -45,7 +46,7 @@ WAREHOUSE_ONLY = {
 
 SOURCES = {
     "fixture": lambda: load_cases(FIXTURE),
-    "eval": lambda: __import__("batchgate_gym.casebook", fromlist=["split_cases"]).split_cases("eval"),
+    "eval": lambda: split_cases("eval"),
     "procedural": lambda: procedural_cases(PROCEDURAL_SEEDS),
 }
 
