@@ -3,7 +3,7 @@
 Public and importable (``from batchgate_gym.testing import ...``); it needs
 hypothesis (the ``test`` extra). It is a testing helper, so the pieces that need
 more than the core are imported inside the functions that use them: the case
-generator when a case strategy is drawn, Gymnasium and the environment when
+generator when a case strategy is built, Gymnasium and the environment when
 :class:`GateMachine` starts. Importing this module alone stays as light as the
 core.
 
