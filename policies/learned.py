@@ -48,16 +48,18 @@ class MacroPolicy:
 
 
 class ModelChooser:
-    """An SB3 model's deterministic pick; masked models (MaskablePPO) get the mask."""
+    """A Stable-Baselines3 network's pick (deterministic by default); masked networks
+    (MaskablePPO) get the mask. Holds only the network (``model.policy``), not the
+    model's training environments, so it pickles to worker processes and Ray."""
 
     def __init__(self, model: Any, *, deterministic: bool = True) -> None:
-        self.model = model
+        self.network = getattr(model, "policy", model)
         self.deterministic = deterministic
-        self.masked = "action_masks" in _parameters(model.predict)
+        self.masked = "action_masks" in _parameters(self.network.predict)
 
     def __call__(self, vector: np.ndarray, mask: np.ndarray) -> int:
         extra = {"action_masks": mask} if self.masked else {}
-        index, _state = self.model.predict(vector, deterministic=self.deterministic, **extra)
+        index, _state = self.network.predict(vector, deterministic=self.deterministic, **extra)
         return int(index)
 
 
