@@ -54,6 +54,7 @@ class TrainConfig:
     curve_every: int = 10_000  # env steps between learning-curve points (0: none)
     eval_split: str = "eval"
     threads: int = 1
+    verbose: bool = False  # print each learning-curve point as it is measured
 
 
 @dataclass(frozen=True)
@@ -154,12 +155,19 @@ def train(config: TrainConfig) -> TrainRun:
 def _curve_point(model: Any, config: TrainConfig, steps: int) -> CurvePoint:
     held_out = play(model, config, "ppo")
     episodes = [info["r"] for info in model.ep_info_buffer] if model.ep_info_buffer else []
-    return CurvePoint(
+    point = CurvePoint(
         steps=steps,
         eval_mean_reward=held_out.overall.mean("reward"),
         eval_bad_batches_loaded=held_out.overall.bad_batches_loaded,
         train_mean_reward=round(float(np.mean(episodes)), 4) if episodes else None,
     )
+    if config.verbose:
+        print(
+            f"{steps:>9} steps: held-out mean reward {point.eval_mean_reward:.4f},"
+            f" defective batches loaded {point.eval_bad_batches_loaded}",
+            flush=True,
+        )
+    return point
 
 
 def compare(run: TrainRun, n_jobs: int = 1) -> dict[str, EvaluationResult]:
@@ -227,7 +235,7 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     parser.add_argument("--out", type=Path, default=Path("runs/ppo"), help="directory for curve, model, JSON")
     args = parser.parse_args(argv)
     given = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
-    config = TrainConfig(**given)
+    config = TrainConfig(**given, verbose=True)
     return config, args
 
 
