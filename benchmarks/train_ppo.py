@@ -10,7 +10,9 @@ same network untrained. A learning curve (eval mean reward and defective batches
 loaded against environment steps, plus the training episodes' mean reward) is
 written as a PNG.
 
-    python benchmarks/train_ppo.py --steps 200000 --out runs/ppo
+    python benchmarks/train_ppo.py --subproc --out out/ppo      # 800k steps, ~15 min on 2 cores
+
+``benchmarks/results/ppo_macro/`` holds the curve and summary of that run.
 
 Needs the ``train`` extra (torch CPU build, stable-baselines3, sb3-contrib) and
 ``plot`` for the PNG.
@@ -37,7 +39,7 @@ from batchgate_gym.policies.learned import learned_policy, random_macro_policy
 
 @dataclass(frozen=True)
 class TrainConfig:
-    steps: int = 200_000
+    steps: int = 800_000
     seed: int = 0
     cases: str = "procedural"  # "procedural", "train" or a JSONL path
     algo: str = "maskable"  # "maskable" (sb3-contrib MaskablePPO) or "ppo"
@@ -51,7 +53,7 @@ class TrainConfig:
     gamma: float = 0.999  # checking costs turns, not reward: barely discount a longer look
     ent_coef: float = 0.01
     net: tuple[int, ...] = (128, 128)
-    curve_every: int = 10_000  # env steps between learning-curve points (0: none)
+    curve_every: int = 50_000  # env steps between learning-curve points (0: none)
     eval_split: str = "eval"
     threads: int = 1
     verbose: bool = False  # print each learning-curve point as it is measured
@@ -232,7 +234,7 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     parser.add_argument("--curve-every", type=int, default=defaults.curve_every)
     parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for the final evaluation")
-    parser.add_argument("--out", type=Path, default=Path("runs/ppo"), help="directory for curve, model, JSON")
+    parser.add_argument("--out", type=Path, default=Path("out/ppo"), help="directory for curve, model, JSON")
     args = parser.parse_args(argv)
     given = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
     config = TrainConfig(**given, verbose=True)
