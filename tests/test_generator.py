@@ -9,11 +9,8 @@ import json
 import os
 import pathlib
 import re
-import statistics
 import subprocess
 import sys
-import time
-import timeit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -415,10 +412,7 @@ def test_fixed_row_count_holds_for_every_batch() -> None:
 
 
 def test_hundred_thousand_rows_per_batch() -> None:
-    start = time.perf_counter()
     case = build_case(11, family="resent-rows", rows_per_batch=(100_000, 100_000))
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
     ids = [r[TABLE_COLUMNS[b["table"]][0]] for b in case["batches"] for r in b["rows"]]
     assert len(ids) == 200_000 and len(set(ids)) >= 200_000 - 3  # only the planted duplicates repeat
     for prefix in {i[0] for i in ids}:  # one wider range, shared by every id of its kind
@@ -426,12 +420,6 @@ def test_hundred_thousand_rows_per_batch() -> None:
     assert_truth_matches_audit(case)
     customers = build_case(12, family="dimension-fanout", rows_per_batch=(100_000, 100_000))
     assert_truth_matches_audit(customers)
-
-
-def test_default_case_builds_well_under_a_millisecond() -> None:
-    seeds = iter(range(10**6))
-    times = timeit.repeat(lambda: build_case(next(seeds)), number=1, repeat=400)
-    assert statistics.median(times) < 0.002  # about 0.15 ms measured; loose for slow CI
 
 
 # --- audit rules on hand-made rows ---------------------------------------------------
