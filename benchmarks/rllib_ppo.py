@@ -64,7 +64,10 @@ def ppo_config(*, cases: str | None = None, slots: int = 4, env_runners: int = 1
 
 
 def greedy_eval(algorithm: Any, slots: int, split: str = "eval") -> float:
-    """Mean reward of the trained module's greedy moves over every case of ``split``."""
+    """Mean reward of the trained module's greedy moves over every case of ``split``.
+
+    The greedy pick is the best-scored move among those the action mask allows (an
+    unmasked argmax can repeat an answered check until the turn limit)."""
     import torch
     from ray.rllib.core.columns import Columns
 
@@ -72,12 +75,13 @@ def greedy_eval(algorithm: Any, slots: int, split: str = "eval") -> float:
     env = MacroGateEnv(split, slots=slots)
     rewards = []
     for index in range(len(env.text_env.source.cases)):
-        vector, _info = env.reset(seed=index, options={"case_index": index})
+        vector, info = env.reset(seed=index, options={"case_index": index})
         while True:
             with torch.no_grad():
                 out = module.forward_inference({Columns.OBS: torch.as_tensor(vector[None])})
-            move = int(out[Columns.ACTION_DIST_INPUTS][0].argmax())
-            vector, reward, terminated, truncated, _info = env.step(move)
+            scores = out[Columns.ACTION_DIST_INPUTS][0].numpy()
+            move = int(np.where(info["action_mask"], scores, -np.inf).argmax())
+            vector, reward, terminated, truncated, info = env.step(move)
             if terminated or truncated:
                 rewards.append(reward)
                 break
