@@ -4,31 +4,18 @@ benchmarks/rllib_ppo.py, too slow for the suite.)"""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from benchmark_scripts import load_script
 
 pytest.importorskip("ray.rllib", reason="RLlib is not installed: pip install 'batchgate_gym[rllib]'")
 pytest.importorskip("torch", reason="torch is not installed: pip install torch==2.13.0")
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "rllib_ppo.py"
-
-
-def _rllib_ppo():
-    spec = importlib.util.spec_from_file_location("rllib_ppo", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_registered_env_builds_the_macro_wrapper_and_the_config_names_it() -> None:
     from ray.tune.registry import ENV_CREATOR, _global_registry
 
-    rllib_ppo = _rllib_ppo()
+    rllib_ppo = load_script("rllib_ppo")
     rllib_ppo.register()
     creator = _global_registry.get(ENV_CREATOR, rllib_ppo.ENV_NAME)
     env = creator({"cases": "eval", "slots": 4})

@@ -3,11 +3,10 @@ random macro policy and the naive baseline."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_script
 
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.policies import NaivePolicy
@@ -18,22 +17,13 @@ pytest.importorskip(
 )
 pytest.importorskip("sb3_contrib", reason="sb3-contrib is not installed: pip install 'batchgate_gym[train]'")
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "train_ppo.py"
 STEPS = 40_000  # about 30 s on one core of this machine class
 MARGIN = 0.10
 
 
-def _train_ppo():
-    spec = importlib.util.spec_from_file_location("train_ppo", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_brief_training_beats_random_and_naive_on_held_out_cases() -> None:
-    train_ppo = _train_ppo()
+    train_ppo = load_script("train_ppo")
     config = train_ppo.TrainConfig(steps=STEPS, seed=0, curve_every=0)
     run = train_ppo.train(config)
     assert run.model.num_timesteps >= STEPS
@@ -49,7 +39,7 @@ def test_brief_training_beats_random_and_naive_on_held_out_cases() -> None:
 
 def test_learning_curve_png_shows_both_panels(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib is not installed: pip install 'batchgate_gym[plot]'")
-    train_ppo = _train_ppo()
+    train_ppo = load_script("train_ppo")
     curve = [train_ppo.CurvePoint(0, 0.5, 20, None), train_ppo.CurvePoint(1000, 0.8, 6, 0.7)]
     path = tmp_path / "curve.png"
     train_ppo.plot_curve(curve, path, n_defective=24)
