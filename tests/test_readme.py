@@ -23,8 +23,17 @@ def test_readme_has_pinned_blocks():
     assert "batchgate report --cases tests/data/seed_eval_curated.jsonl" in commands
 
 
+RECORDED = "recorded: "
+
+
 @pytest.mark.parametrize(("command", "body"), BLOCKS, ids=[c for c, _ in BLOCKS])
 def test_block_is_the_commands_output(command, body):
+    if command.startswith(RECORDED):
+        # Too slow or machine-dependent to rerun here (training, timing): the block
+        # must be what the command wrote to its committed output file.
+        recorded = (ROOT / command.removeprefix(RECORDED)).read_text()
+        assert body.strip() in recorded
+        return
     words = shlex.split(command)
     assert words[0] == "batchgate"
     out = subprocess.run(
