@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from batchgate_gym.envs import BatchGateEnv
 from conftest import FIXTURE_CASES, last_json
 
+from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.codec import ActionError, ToolCall, parse_action
 from batchgate_gym.tools import GATE_TOOLS, tool_schemas
 

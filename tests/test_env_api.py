@@ -10,9 +10,10 @@ import warnings
 
 import gymnasium
 import pytest
-from batchgate_gym.envs import ENV_ID, BatchGateEnv
 from conftest import FIXTURE_CASES, run_actions
 from gymnasium.utils.env_checker import check_env
+
+from batchgate_gym.envs import ENV_ID, BatchGateEnv
 
 CAREFUL_DONE = "submit_report(loaded=[], quarantined=[])"
 

@@ -7,11 +7,11 @@ import hashlib
 import json
 
 import pytest
-from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.policies import REFERENCE_POLICIES
 from conftest import FIXTURE_CASES
 
+from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.ledger import GENESIS, Ledger, LogIntegrityError, verify_chain
+from batchgate_gym.policies import REFERENCE_POLICIES
 from batchgate_gym.scoring import replay
 
 
