@@ -135,10 +135,18 @@ def sql_queries(tables: Sequence[str] = ()) -> st.SearchStrategy[str]:
     return st.one_of(select, select, hostile, st.text(max_size=40))
 
 
-def tool_calls(batch_ids: Sequence[str] = (), tables: Sequence[str] = ()) -> st.SearchStrategy[ToolCall]:
-    """Well-formed calls of every tool over ``batch_ids`` (sometimes unknown ids)."""
+def tool_calls(
+    batch_ids: Sequence[str] = (), tables: Sequence[str] = (), *, reports: bool = True
+) -> st.SearchStrategy[ToolCall]:
+    """Well-formed calls of every tool over ``batch_ids`` (sometimes unknown ids).
+
+    ``reports=False`` leaves ``submit_report`` out (drawn without it, not filtered).
+    """
     ids = _batch_id(batch_ids)
     id_lists = st.lists(ids, max_size=len(batch_ids) + 2)
+    report = st.builds(
+        lambda lo, qu: ToolCall("submit_report", {"loaded": lo, "quarantined": qu}), id_lists, id_lists
+    )
     return st.one_of(
         st.just(ToolCall("read_contract")),
         st.just(ToolCall("list_batches")),
@@ -151,9 +159,7 @@ def tool_calls(batch_ids: Sequence[str] = (), tables: Sequence[str] = ()) -> st.
             st.sampled_from(ALL_COLUMNS),
             st.sampled_from(DEFECT_TYPES),
         ),
-        st.builds(
-            lambda lo, qu: ToolCall("submit_report", {"loaded": lo, "quarantined": qu}), id_lists, id_lists
-        ),
+        *([report] if reports else []),
     )
 
 
@@ -214,9 +220,7 @@ def call_sequences(
     report: bool | None = None,
 ) -> st.SearchStrategy[list[list[ToolCall]]]:
     """Steps of calls; ``report=False`` leaves submit_report out, ``True`` ends with one."""
-    calls = tool_calls(batch_ids, tables)
-    if report is not None:
-        calls = calls.filter(lambda c: c.name != "submit_report")
+    calls = tool_calls(batch_ids, tables, reports=report is None)
     steps = st.lists(st.lists(calls, min_size=1, max_size=4), max_size=max_steps)
     if not report:
         return steps
