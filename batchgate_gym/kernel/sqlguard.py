@@ -106,6 +106,7 @@ class SqlGuard:
         "_steps",
         "_stopped_by",
         "_tables",
+        "_tables_certain",
         "budget",
         "conn",
     )
@@ -115,6 +116,7 @@ class SqlGuard:
         self.budget = budget or SqlBudget()
         self._active = False
         self._tables: set[str] = set()
+        self._tables_certain: set[str] = set()
         self._steps = 0
         self._deadline = 0.0
         self._saw_select = False
@@ -138,6 +140,10 @@ class SqlGuard:
             self._saw_select = True
         elif action == sqlite3.SQLITE_READ:
             self._tables.add(arg1)
+            if arg2 or _db == "main":
+                # A named column (or a main.-qualified table) is a real table's; only the
+                # bare "" read SQLite reports for count(*) can be a CTE under that name.
+                self._tables_certain.add(arg1)
         elif action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _DENIED_FUNCTIONS:
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
@@ -166,6 +172,7 @@ class SqlGuard:
         conn = self.conn
         conn.execute("PRAGMA query_only=1")
         self._tables = set()
+        self._tables_certain = set()
         self._saw_select = False
         self._steps = 0
         self._stopped_by = ""
@@ -190,6 +197,8 @@ class SqlGuard:
             raise SqlRefused("only SELECT statements are allowed")
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
+        if self._tables <= self._tables_certain:
+            return SqlResult(columns, rows, truncated, tuple(sorted(self._tables)))
         return SqlResult(columns, rows, truncated, self._tables_read(self._opened_roots(sql)))
 
     def tables_read(self, query: str) -> tuple[str, ...]:
@@ -202,6 +211,7 @@ class SqlGuard:
         """
         sql = clean_query(query)
         self._tables = set()
+        self._tables_certain = set()
         self._active = True
         try:
             program = self.conn.execute("EXPLAIN " + sql).fetchall()
