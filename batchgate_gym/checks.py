@@ -3,8 +3,14 @@
 One table serves every agent that checks batches with SQL: the careful reference
 policy asks about all rules of a batch in one query, the macro-action interface
 asks about one rule at a time. Each rule is a column, the defect type that names
-its breach, and a WHERE condition selecting the rows that break it. Conditions are
+its breach, and a row condition selecting the rows that break it. Conditions are
 built from the contract an agent read (``read_contract``), never from the case.
+
+The all-rules query scans the batch once, summing every condition over the same
+pass (``SUM`` over no rows is NULL, read as no breach); a subquery per rule would
+scan it once per rule. Only the duplicate-key rule is tallied differently there:
+rows already in the warehouse plus surplus copies within the batch, which is
+non-zero exactly when the one-rule count is.
 """
 
 from __future__ import annotations
@@ -21,17 +27,22 @@ class Rule:
     column: str
     defect_type: str
     condition: str
+    tally: str = ""  # aggregate counting breaches in one scan; empty: SUM(condition)
 
     @property
     def name(self) -> str:
         return f"{self.column}__{self.defect_type}"
+
+    @property
+    def aggregate(self) -> str:
+        return self.tally or f"SUM({self.condition})"
 
 
 def contract_rules(table: str, contract: dict[str, Any]) -> tuple[Rule, ...]:
     """The rules of ``table`` ("orders" or "customers"), in the order careful cites them."""
     window, limits = contract["reporting_window"], contract["limits"]
     pairs = _order_rules(window, limits) if table == "orders" else _customer_rules(window, limits)
-    return tuple(Rule(table, *name.split("__", 1), condition) for name, condition in pairs)
+    return tuple(Rule(table, *name.split("__", 1), *condition) for name, *condition in pairs)
 
 
 def quoted_table(batch: dict[str, Any]) -> str:
@@ -40,10 +51,19 @@ def quoted_table(batch: dict[str, Any]) -> str:
 
 def check_query(batch: dict[str, Any], contract: dict[str, Any]) -> str:
     """One SELECT counting, per contract rule, the rows of a batch that break it."""
-    table = quoted_table(batch)
-    rules = contract_rules(batch["table"], contract)
-    parts = [f"(SELECT COUNT(*) FROM {table} WHERE {rule.condition}) AS {rule.name}" for rule in rules]
-    return "SELECT " + ",\n  ".join(parts).replace("{t}", table)
+    # Built once per table and contract: an agent checks many batches under one contract.
+    key = (batch["table"], repr(contract["reporting_window"]), repr(contract["limits"]))
+    template = _CHECK_TEMPLATES.get(key)
+    if template is None:
+        if len(_CHECK_TEMPLATES) >= _MAX_TEMPLATES:
+            _CHECK_TEMPLATES.clear()
+        parts = [f"{rule.aggregate} AS {rule.name}" for rule in contract_rules(batch["table"], contract)]
+        template = _CHECK_TEMPLATES[key] = "SELECT " + ",\n  ".join(parts) + "\nFROM {t}"
+    return template.replace("{t}", quoted_table(batch))
+
+
+_CHECK_TEMPLATES: dict[tuple[str, str, str], str] = {}
+_MAX_TEMPLATES = 256
 
 
 def rule_query(batch: dict[str, Any], rule: Rule) -> str:
@@ -61,10 +81,16 @@ def _in_list(values: list[str]) -> str:
 
 
 _IS_DATE = "({c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}) = {c})"
-_NUMBER = "TRIM(amount) <> '' AND LTRIM(TRIM(amount), '-') NOT GLOB '*[^0-9.]*' AND LTRIM(TRIM(amount), '-') GLOB '*[0-9]*' AND LENGTH(TRIM(amount)) - LENGTH(REPLACE(TRIM(amount), '.', '')) <= 1 AND INSTR(LTRIM(TRIM(amount), '-'), '-') = 0"
+# A plain decimal: only digits, dots and leading minus signs, at least one digit, at
+# most one dot. TRIM with a character set tests the alphabet without a GLOB scan.
+_NUMBER = (
+    "TRIM(TRIM(amount), '0123456789.-') = '' AND TRIM(TRIM(amount), '.-') <> ''"
+    " AND INSTR(LTRIM(TRIM(amount), '-'), '-') = 0"
+    " AND INSTR(SUBSTR(TRIM(amount), INSTR(TRIM(amount), '.') + 1), '.') = 0"
+)
 
 
-def _order_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, str]]:
+def _order_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, ...]]:
     cap = float(limits["max_amount"])
     start, end = _literal(window["start"]), _literal(window["end"])
     in_range = (
@@ -72,11 +98,7 @@ def _order_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[s
         f" ELSE CAST(amount AS REAL) > 0 AND CAST(amount AS REAL) <= {cap} END"
     )
     return [
-        (
-            "order_id__duplicate_key",
-            "order_id IN (SELECT order_id FROM wh_orders)"
-            " OR order_id IN (SELECT order_id FROM {t} GROUP BY order_id HAVING COUNT(*) > 1)",
-        ),
+        _duplicate_key("order_id", "wh_orders"),
         ("customer_id__orphan_reference", "customer_id NOT IN (SELECT customer_id FROM wh_customers)"),
         ("currency__wrong_currency", f"currency <> {_literal(limits['currency'])}"),
         ("status__invalid_value", f"status NOT IN {_in_list(limits['allowed_status'])}"),
@@ -93,16 +115,20 @@ def _order_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[s
     ]
 
 
-def _customer_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, str]]:
+def _customer_rules(window: dict[str, str], limits: dict[str, Any]) -> list[tuple[str, ...]]:
     end = _literal(window["end"])
     return [
-        (
-            "customer_id__duplicate_key",
-            "customer_id IN (SELECT customer_id FROM wh_customers)"
-            " OR customer_id IN (SELECT customer_id FROM {t} GROUP BY customer_id HAVING COUNT(*) > 1)",
-        ),
+        _duplicate_key("customer_id", "wh_customers"),
         ("email__missing_value", "TRIM(email) = ''"),
         ("country__invalid_value", f"country NOT IN {_in_list(limits['allowed_countries'])}"),
         ("signup_date__invalid_value", "NOT " + _IS_DATE.format(c="signup_date")),
         ("signup_date__out_of_window", _IS_DATE.format(c="signup_date") + f" AND signup_date > {end}"),
     ]
+
+
+def _duplicate_key(key: str, warehouse: str) -> tuple[str, str, str]:
+    """Rows whose key is in the warehouse or repeated in the batch; tallied in one scan."""
+    in_warehouse = f"{key} IN (SELECT {key} FROM {warehouse})"
+    condition = f"{in_warehouse} OR {key} IN (SELECT {key} FROM {{t}} GROUP BY {key} HAVING COUNT(*) > 1)"
+    tally = f"SUM({in_warehouse}) + COUNT({key}) - COUNT(DISTINCT {key})"
+    return f"{key}__duplicate_key", condition, tally

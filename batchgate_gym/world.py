@@ -30,6 +30,10 @@ _SCHEMA = (
     "CREATE TABLE wh_customers (customer_id TEXT, email TEXT, country TEXT, signup_date TEXT)",
     "CREATE TABLE wh_orders (order_id TEXT, customer_id TEXT, amount REAL, currency TEXT,"
     " status TEXT, order_date TEXT)",
+    # Lookups by key (the mart's join, duplicate and orphan checks) would otherwise scan
+    # the warehouse once per staged row; non-unique, so loading a duplicate still works.
+    "CREATE INDEX wh_orders_order_id ON wh_orders (order_id)",
+    "CREATE INDEX wh_customers_customer_id ON wh_customers (customer_id)",
 )
 _INSERT = {
     "customers": "INSERT INTO wh_customers VALUES (?, ?, ?, ?)",

@@ -39,6 +39,10 @@ _ALLOWED_ACTIONS = frozenset(
 )
 _DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
 _STEP_GRANULARITY = 1000  # VM instructions between two progress-handler calls
+# Resident memory is read (from /proc) on the first progress call, which sets the
+# query's baseline, and then on every few calls after: most agent queries finish
+# before the first call and never pay for the read.
+_MEMORY_EVERY = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,11 +158,18 @@ class SqlGuard:
             self._stopped_by = "VM-step"
         elif time.perf_counter() > self._deadline:
             self._stopped_by = "time"
-        elif resident_bytes() > self._memory_ceiling:
+        elif self._over_memory():
             self._stopped_by = "memory"
         else:
             return 0
         return 1  # non-zero interrupts the statement
+
+    def _over_memory(self) -> bool:
+        calls = self._steps // _STEP_GRANULARITY
+        if calls == 1:
+            self._memory_ceiling = resident_bytes() + self.budget.max_memory_bytes
+            return False
+        return calls % _MEMORY_EVERY == 1 and resident_bytes() > self._memory_ceiling
 
     def run(self, query: str) -> SqlResult:
         """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
@@ -176,7 +187,6 @@ class SqlGuard:
         self._saw_select = False
         self._steps = 0
         self._stopped_by = ""
-        self._memory_ceiling = resident_bytes() + self.budget.max_memory_bytes
         self._deadline = time.perf_counter() + self.budget.max_seconds
         conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
         self._active = True
@@ -238,8 +248,17 @@ class SqlGuard:
 
     def _tables_read(self, opened: set[int]) -> tuple[str, ...]:
         """The authorizer's names, less real tables the query never opens (shadowed by a CTE)."""
-        roots = dict(self.conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'"))
-        shadowed = {name for name in self._tables if name in roots and roots[name] not in opened}
+        # A query may read a table through one of its indexes alone (count(*) scans the
+        # smallest index), so an opened index root counts as its table opened.
+        pages = self.conn.execute("SELECT type, tbl_name, rootpage FROM sqlite_master WHERE rootpage > 0")
+        real: set[str] = set()
+        opened_tables: set[str] = set()
+        for kind, table, root in pages:
+            if kind == "table":
+                real.add(table)
+            if root in opened:
+                opened_tables.add(table)
+        shadowed = {name for name in self._tables if name in real and name not in opened_tables}
         return tuple(sorted(self._tables - shadowed))
 
     def _cell(self, value: object) -> object:
