@@ -85,15 +85,29 @@ def clean_query(query: str) -> str:
 def resident_bytes() -> int:
     """This process's resident memory now (Linux), else its peak so far.
 
-    Read afresh on every call, never through a kept file descriptor: after a fork
-    (vector environments) a kept ``/proc/self`` descriptor would describe the parent.
+    ``/proc/self/statm`` is opened once per process and re-read from its start on
+    every call (a fresh open costs several times the read). The descriptor is keyed
+    by process id: after a fork (vector environments) an inherited one would describe
+    the parent, so the child opens its own.
     """
     try:
-        with open("/proc/self/statm", "rb") as handle:
-            return int(handle.read().split()[1]) * _PAGE_BYTES
+        return int(os.pread(_statm_descriptor(), 128, 0).split()[1]) * _PAGE_BYTES
     except (OSError, IndexError, ValueError):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
+
+
+_statm: dict[str, int] = {}  # "pid" and "fd" of the process that opened it
+
+
+def _statm_descriptor() -> int:
+    pid = os.getpid()
+    if _statm.get("pid") != pid:
+        if "fd" in _statm:
+            os.close(_statm.pop("fd"))  # the parent's, inherited through fork
+        _statm["fd"] = os.open("/proc/self/statm", os.O_RDONLY)
+        _statm["pid"] = pid
+    return _statm["fd"]
 
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
