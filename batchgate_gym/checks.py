@@ -80,12 +80,14 @@ def _in_list(values: list[str]) -> str:
     return "(" + ", ".join(_literal(v) for v in values) + ")"
 
 
-_IS_DATE = "({c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}) = {c})"
-# A plain decimal: leading minus signs, then only digits and dots, at least one
-# digit, at most one dot (spaces around it are TRIMmed; they hold neither).
-_PLAIN_DECIMAL = (
-    "LTRIM(TRIM(amount), '-') NOT GLOB '*[^0-9.]*' AND amount GLOB '*[0-9]*' AND amount NOT GLOB '*.*.*'"
-)
+# A strict calendar date: the shape, and SQLite's date() giving the text back. The
+# "+0 days" modifier makes date() normalise an overflowing day ("2026-09-31" becomes
+# "2026-10-01"); IS, not =, makes a shaped non-date ("2026-13-01": NULL) a non-date.
+_IS_DATE = "({c} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' AND date({c}, '+0 days') IS {c})"
+# A plain decimal: at most one leading minus, then only digits and dots, at least
+# one digit, at most one dot (spaces around it are TRIMmed; they hold neither).
+_UNSIGNED = "SUBSTR(TRIM(amount), 1 + (TRIM(amount) GLOB '-*'))"
+_PLAIN_DECIMAL = f"{_UNSIGNED} NOT GLOB '*[^0-9.]*' AND amount GLOB '*[0-9]*' AND amount NOT GLOB '*.*.*'"
 # Most amounts are written the way SQLite itself prints a number ("1063.39"), which
 # two casts confirm faster than the full test; SQLite prints only plain decimals
 # unless it uses an exponent, hence the "e" test. Any other text takes the full test.

@@ -19,7 +19,9 @@ from ..contract import ALLOWED_COUNTRIES, ALLOWED_STATUS, CURRENCY, MAX_AMOUNT, 
 
 Finding = tuple[str, str]
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# A plain decimal, as the contract's amount rule reads "numeric": an optional minus,
+# digits with at most one dot. No plus sign, exponent or thousands separator.
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _START, _END = dt.date.fromisoformat(WINDOW_START), dt.date.fromisoformat(WINDOW_END)
 
 
