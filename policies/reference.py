@@ -118,7 +118,10 @@ class CarefulPolicy(_Reporting):
         check = checks[-1]
         batch_id = self.current["batch_id"]
         if "error" in check:
-            raise RuntimeError(f"careful check failed for {batch_id}: {check['error']}")
+            hint = ""
+            if "budget" in check["error"]:
+                hint = " (batches of tens of thousands of rows need BatchGateEnv(sql_budget=SqlBudget(max_steps=...)))"
+            raise RuntimeError(f"careful check failed for {batch_id}: {check['error']}{hint}")
         counts = dict(zip(check["columns"], check["rows"][0], strict=True))
         for column_rule, count in counts.items():
             if count:
