@@ -13,7 +13,6 @@ Each is a small state machine over observations; none sees the world object.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from batchgate_gym.checks import check_query
@@ -142,4 +141,4 @@ class CarefulPolicy(_Reporting):
 
 REFERENCE_POLICIES = {"naive": NaivePolicy, "careful": CarefulPolicy, "refuse-all": RefuseAllPolicy}
 
-__all__ = ["REFERENCE_POLICIES", "CarefulPolicy", "NaivePolicy", "RefuseAllPolicy", "check_query", "json"]
+__all__ = ["REFERENCE_POLICIES", "CarefulPolicy", "NaivePolicy", "RefuseAllPolicy"]
