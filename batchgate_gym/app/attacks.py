@@ -18,15 +18,13 @@ from typing import Any
 from batchgate_gym.grader import TERMS
 
 from .evaluate import EvaluationResult
-from .report import _money, _table, report_json, run_policies
+from .report import _money, _table, add_case_source, report_json, run_policies
 
 TARGET = "careful"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help="a named split (eval, train); eval when none is given")
+    source = add_case_source(parser)
     source.add_argument("--seeds", type=int, metavar="N", help="procedural cases of seeds 0..N-1")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")

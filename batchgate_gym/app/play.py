@@ -18,15 +18,15 @@ from typing import Any
 
 from batchgate_gym.grader import TERMS
 
+from .report import add_case_source
+
 QUIT = ":quit"
 PROMPT = "action> "
 SCORE_BANNER = "=== score ==="
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help="a named split (eval, train)")
+    add_case_source(parser, default="procedural cases")
     parser.add_argument(
         "--case", metavar="CASE_ID", help="play this case (eval split unless --cases/--split)"
     )

@@ -26,10 +26,18 @@ from .evaluate import EvaluationResult, evaluate
 DEFAULT_POLICIES = "naive,careful,refuse-all"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_case_source(
+    parser: argparse.ArgumentParser, default: str = "eval"
+) -> argparse._MutuallyExclusiveGroup:
+    """``--cases PATH`` or ``--split NAME`` (every command that plays fixed cases)."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help="a named split (eval, train)")
+    source.add_argument("--split", help=f"a named split (eval, train); {default} when none is given")
+    return source
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_case_source(parser)
     parser.add_argument(
         "--policies", default=DEFAULT_POLICIES, help=f"comma-separated names (default {DEFAULT_POLICIES})"
     )
