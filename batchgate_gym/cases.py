@@ -9,6 +9,7 @@ file, the line and the field, never with a KeyError deep inside an episode.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,8 @@ from typing import Any
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
 _TABLE_NAME_CHARS = re.compile(r"[^a-z0-9_]")
+_KEY_SETS = {table: frozenset(columns) for table, columns in TABLE_COLUMNS.items()}
+_CELL_GETTERS = {table: operator.itemgetter(*columns) for table, columns in TABLE_COLUMNS.items()}
 
 
 class CaseFormatError(ValueError):
@@ -185,23 +188,37 @@ def _citations(data: Any, table: str, where: str, path: str) -> tuple[Citation, 
 
 
 def _rows(data: Any, table: str, where: str, path: str) -> tuple[tuple[str, ...], ...]:
+    # Procedural cases pass through here on every reset: rows that are plainly right
+    # take one key comparison and one type scan; only a wrong row is examined closely.
     columns = TABLE_COLUMNS[table]
+    expected_keys = _KEY_SETS[table]
+    cells_of = _CELL_GETTERS[table]
     items = _expect(data, list, where, path)
     out = []
     for i, row in enumerate(items):
-        obj = _expect(row, dict, where, f"{path}[{i}]")
-        if len(obj) != len(columns) or any(column not in obj for column in columns):
-            missing = [c for c in columns if c not in obj]
-            extra = [c for c in obj if c not in columns]
-            raise CaseFormatError(f"{where}: field '{path}[{i}]': missing {missing}, unexpected {extra}")
-        cells = tuple(obj[column] for column in columns)
-        for column, cell in zip(columns, cells, strict=True):
-            if not isinstance(cell, str):
-                raise CaseFormatError(
-                    f"{where}: field '{path}[{i}].{column}': expected a string, got {type(cell).__name__}"
-                )
-        out.append(cells)
+        if type(row) is dict and row.keys() == expected_keys:
+            cells = cells_of(row)
+            if all(type(cell) is str for cell in cells):
+                out.append(cells)
+                continue
+        out.append(_checked_row(row, columns, where, f"{path}[{i}]"))
     return tuple(out)
+
+
+def _checked_row(row: Any, columns: tuple[str, ...], where: str, path: str) -> tuple[str, ...]:
+    """The slow path: the same row, checked field by field to say what is wrong."""
+    obj = _expect(row, dict, where, path)
+    if len(obj) != len(columns) or any(column not in obj for column in columns):
+        missing = [c for c in columns if c not in obj]
+        extra = [c for c in obj if c not in columns]
+        raise CaseFormatError(f"{where}: field '{path}': missing {missing}, unexpected {extra}")
+    cells = tuple(obj[column] for column in columns)
+    for column, cell in zip(columns, cells, strict=True):
+        if not isinstance(cell, str):
+            raise CaseFormatError(
+                f"{where}: field '{path}.{column}': expected a string, got {type(cell).__name__}"
+            )
+    return cells
 
 
 def _field(obj: Mapping[str, Any], key: str, where: str, prefix: str = "") -> Any:
