@@ -18,7 +18,7 @@ from typing import Any
 from batchgate_gym.grader import TERMS
 
 from .evaluate import EvaluationResult
-from .report import _money, _table, add_case_source, report_json, run_policies
+from .report import add_case_source, markdown_table, money, report_json, run_policies
 
 TARGET = "careful"
 
@@ -98,9 +98,9 @@ def attack_table(results: dict[str, EvaluationResult]) -> str:
                 f"{overall.mean('reward'):.4f}",
                 *(f"{overall.mean(term):.4f}" for term in TERMS),
                 f"{overall.bad_batches_loaded} / {n_bad}",
-                _money(overall.revenue_error_usd),
+                money(overall.revenue_error_usd),
                 gap,
             ]
         )
     header = ["policy", "kind", "reward", *TERMS, "bad loaded", "revenue error", "below careful"]
-    return _table(header, rows)
+    return markdown_table(header, rows)

@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .tables import markdown_table
+
 TARGETS = {
     "careful_episodes_per_second": 2000.0,  # at least
     "reset_built_us": 50.0,  # at most
@@ -468,34 +470,35 @@ def _headline_table(result: dict[str, Any]) -> str:
             f"<= {targets['memory_1000_envs_mb']:.0f}",
         ),
     ]
-    lines = ["| measure (median) | value | target |", "|---|---:|---:|"]
-    lines += [f"| {name} | {value} | {target} |" for name, value, target in rows]
-    return "\n".join(lines)
+    return markdown_table(["measure (median)", "value", "target"], rows)
 
 
 def _vector_table(result: dict[str, Any]) -> str:
     sizes = list(result["vector"]["sync"])
-    lines = ["| careful, steps/s | " + " | ".join(f"{n} env{'s' * (n != '1')}" for n in sizes) + " |"]
-    lines.append("|---|" + "---:|" * len(sizes))
-    for kind, label in (("sync", "SyncVectorEnv"), ("async", "AsyncVectorEnv")):
-        cells = [_num(result["vector"][kind][n]["steps_per_second"]) for n in sizes]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    header = ["careful, steps/s", *(f"{n} env{'s' * (n != '1')}" for n in sizes)]
+    rows = [
+        [label, *(_num(result["vector"][kind][n]["steps_per_second"]) for n in sizes)]
+        for kind, label in (("sync", "SyncVectorEnv"), ("async", "AsyncVectorEnv"))
+    ]
+    return markdown_table(header, rows)
 
 
 def _scaling_table(result: dict[str, Any]) -> str:
-    header = "| {} | new case reset (ms) | built reset (µs) | first profile (ms) | careful episode (ms) |"
-    lines = []
+    measures = ["new case reset (ms)", "built reset (µs)", "first profile (ms)", "careful episode (ms)"]
+    tables = []
     for key, label in (("rows", "rows per batch"), ("batches", "batches per case")):
-        lines += [header.format(label), "|---:|---:|---:|---:|---:|"]
-        for point in result["scaling"][key]:
-            size = point["rows_per_batch" if key == "rows" else "batches"]
-            lines.append(
-                f"| {size:,} | {_num(point['reset_new_ms'], 2)} | {_num(point['reset_built_us'], 1)} "
-                f"| {_num(point['profile_first_ms'], 2)} | {_num(point['careful_episode_ms'], 2)} |"
-            )
-        lines.append("")
-    return "\n".join(lines).rstrip()
+        rows = [
+            [
+                f"{point['rows_per_batch' if key == 'rows' else 'batches']:,}",
+                _num(point["reset_new_ms"], 2),
+                _num(point["reset_built_us"], 1),
+                _num(point["profile_first_ms"], 2),
+                _num(point["careful_episode_ms"], 2),
+            ]
+            for point in result["scaling"][key]
+        ]
+        tables.append(markdown_table([label, *measures], rows, first="---:"))
+    return "\n\n".join(tables)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from batchgate_gym.cases import load_cases
 from batchgate_gym.grader import TERMS, WEIGHTS
 
 from .evaluate import EvaluationResult, evaluate
+from .tables import markdown_table, money
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"
 
@@ -127,16 +128,6 @@ def report_json(results: dict[str, EvaluationResult]) -> dict[str, Any]:
     return {"policies": {name: result.to_json() for name, result in results.items()}}
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
-
-
 def baseline_table(results: dict[str, EvaluationResult]) -> str:
     names = list(results)
     first = next(iter(results.values()))
@@ -152,7 +143,7 @@ def baseline_table(results: dict[str, EvaluationResult]) -> str:
     rows.append(
         [
             f"revenue error, all {n_cases} cases",
-            *(_money(results[n].overall.revenue_error_usd) for n in names),
+            *(money(results[n].overall.revenue_error_usd) for n in names),
         ]
     )
     rows.append(
@@ -161,7 +152,7 @@ def baseline_table(results: dict[str, EvaluationResult]) -> str:
             *(f"{sum(r.report == 1.0 for r in results[n].episodes)} / {n_cases}" for n in names),
         ]
     )
-    return _table(["", *names], rows)
+    return markdown_table(["", *names], rows)
 
 
 def family_table(results: dict[str, EvaluationResult]) -> str:
@@ -171,7 +162,7 @@ def family_table(results: dict[str, EvaluationResult]) -> str:
         [family, *(f"{results[n].per_family[family].mean('reward'):.4f}" for n in names)]
         for family in families
     ]
-    return _table(["", *names], rows)
+    return markdown_table(["", *names], rows)
 
 
 def ablation_table(results: dict[str, EvaluationResult]) -> str:
@@ -183,7 +174,7 @@ def ablation_table(results: dict[str, EvaluationResult]) -> str:
             means = results[name].overall.means
             cells.append(f"{round(float(means['reward'] - WEIGHTS[term] * means[term]), 4):.4f}")
         rows.append([f"no {term}", *cells])
-    return _table(["", *names], rows)
+    return markdown_table(["", *names], rows)
 
 
 def worst_revenue_table(results: dict[str, EvaluationResult], count: int = 5) -> str:
@@ -191,8 +182,8 @@ def worst_revenue_table(results: dict[str, EvaluationResult], count: int = 5) ->
     for name, result in results.items():
         for episode in sorted(result.episodes, key=lambda r: (-r.revenue_error_usd, r.case_id))[:count]:
             if episode.revenue_error_usd > 0:
-                rows.append([name, episode.case_id, _money(episode.revenue_error_usd)])
-    return _table(["policy", "case", "revenue error"], rows)
+                rows.append([name, episode.case_id, money(episode.revenue_error_usd)])
+    return markdown_table(["policy", "case", "revenue error"], rows)
 
 
 def report_text(results: dict[str, EvaluationResult]) -> str:

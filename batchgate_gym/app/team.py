@@ -20,6 +20,7 @@ from batchgate_gym.cases import Case
 from batchgate_gym.grader import TERMS
 
 from .evaluate import Aggregate, evaluate
+from .tables import markdown_table
 
 _MISHAPS = ("repeat_loads", "orphan_loads", "miscited_duplicate", "miscited_orphan")
 
@@ -172,12 +173,9 @@ def markdown(table: dict[str, Any]) -> str:
         f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API,"
         f" overlap {table['overlap']}"
     )
-    lines = [title, "", "| policy | " + " | ".join(h for _, h in _COLUMNS) + " |"]
-    lines.append("|---" * (len(_COLUMNS) + 1) + "|")
-    for name, row in table["policies"].items():
-        cells = [_cell(key, row[key]) for key, _ in _COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    header = ["policy", *(h for _, h in _COLUMNS)]
+    rows = [[name, *(_cell(key, row[key]) for key, _ in _COLUMNS)] for name, row in table["policies"].items()]
+    return f"{title}\n\n" + markdown_table(header, rows, rest="---")
 
 
 def _cell(key: str, value: Any) -> str:

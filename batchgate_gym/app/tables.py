@@ -1,0 +1,18 @@
+"""Markdown tables, as every command prints them (and the README pins them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], *, first: str = "---", rest: str = "---:"
+) -> str:
+    """A header, its alignment row (``first`` for the label column, ``rest`` for the others), rows."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join([first] + [rest] * (len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def money(value: float) -> str:
+    return f"${value:,.2f}"
