@@ -160,15 +160,21 @@ class _Job:
     resets: list[tuple[int, dict[str, Any]]]  # (index, reset kwargs)
 
 
-def _run_job(job: _Job) -> list[EpisodeResult]:
+def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[EpisodeResult]:
+    """One environment plays the job's episodes in order (in this process or a worker)."""
     from batchgate_gym.envs import BatchGateEnv
 
     env = BatchGateEnv(**job.env_kwargs)
     policy = as_policy(job.policy)
+    out = []
     try:
-        return [run_episode(env, policy, index, reset) for index, reset in job.resets]
+        for index, reset in job.resets:
+            out.append(run_episode(env, policy, index, reset))
+            if on_episode is not None:
+                on_episode(1)
     finally:
         env.close()
+    return out
 
 
 def run_episode(env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any]) -> EpisodeResult:
@@ -252,8 +258,7 @@ def evaluate(
                 episodes.extend(chunk)
                 bar.update(len(chunk))
         elif n_jobs <= 1:
-            env_policy = (kwargs, as_policy(policy))
-            episodes = _serial(env_policy, resets, bar)
+            episodes = _run_job(_Job(policy, kwargs, resets), bar.update)
         else:
             with ProcessPoolExecutor(max_workers=n_jobs) as pool:
                 for chunk in pool.map(_run_job, jobs):
@@ -261,23 +266,6 @@ def evaluate(
                     bar.update(len(chunk))
     episodes.sort(key=lambda r: r.index)
     return EvaluationResult(policy_name(policy), episodes)
-
-
-def _serial(
-    env_policy: tuple[dict[str, Any], Any], resets: list[tuple[int, dict[str, Any]]], bar: Any
-) -> list[EpisodeResult]:
-    from batchgate_gym.envs import BatchGateEnv
-
-    kwargs, policy = env_policy
-    env = BatchGateEnv(**kwargs)
-    out = []
-    try:
-        for index, reset in resets:
-            out.append(run_episode(env, policy, index, reset))
-            bar.update(1)
-    finally:
-        env.close()
-    return out
 
 
 def _chunks(
