@@ -8,6 +8,7 @@ file, the line and the field, never with a KeyError deep inside an episode.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 import os
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
+from .kernel.ledger import canonical_json
+from .kernel.plain import fresh, frozen
 
 _TABLE_NAME_CHARS = re.compile(r"[^a-z0-9_]")
 _KEY_SETS = {table: frozenset(columns) for table, columns in TABLE_COLUMNS.items()}
@@ -89,6 +92,45 @@ class Case:
     def n_defective(self) -> int:
         return sum(batch.truth.defective for batch in self.batches)
 
+    @property
+    def digest(self) -> str:
+        """SHA-256 of everything the case holds: what a log names to bind itself to this case."""
+        digest = self._cache.get("digest")
+        if digest is None:
+            digest = self._cache["digest"] = _digest(self)
+        return digest
+
+
+def _digest(case: Case) -> str:
+    def citations(items: tuple[Citation, ...] | None) -> list[list[str]] | None:
+        return None if items is None else [[c.column, c.defect_type] for c in items]
+
+    batches = [
+        [
+            b.batch_id,
+            b.table,
+            b.source,
+            b.staging_table,
+            b.rows,
+            b.truth.defective,
+            citations(b.truth.defects),
+            citations(b.truth.accepted),
+        ]
+        for b in case.batches
+    ]
+    body = [
+        case.case_id,
+        case.family,
+        case.variant,
+        case.seed,
+        case.prompt,
+        fresh(case.contract),
+        case.customers,
+        case.orders,
+        batches,
+    ]
+    return hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
+
 
 def staging_table_name(batch_id: str) -> str:
     return "stg_" + _TABLE_NAME_CHARS.sub("_", batch_id.lower())
@@ -135,7 +177,7 @@ def case_from_dict(data: Any, where: str) -> Case:
         variant=_expect_int(obj.get("variant", 0), where, "variant"),
         seed=_expect_int(obj.get("seed", 0), where, "seed"),
         prompt=_expect(_field(obj, "prompt", where), str, where, "prompt"),
-        contract=_expect(_field(obj, "contract", where), dict, where, "contract"),
+        contract=frozen(_expect(_field(obj, "contract", where), dict, where, "contract")),
         customers=_rows(
             _field(warehouse, "customers", where, "warehouse."), "customers", where, "warehouse.customers"
         ),

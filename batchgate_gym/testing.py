@@ -109,13 +109,33 @@ def _batch_id(batch_ids: Sequence[str]) -> st.SearchStrategy[str]:
 
 
 def sql_queries(tables: Sequence[str] = ()) -> st.SearchStrategy[str]:
-    """Small SELECTs over the case's tables, plus some that must be refused."""
+    """Small SELECTs over the case's tables, plus some that must be refused.
+
+    Besides plain reads: joins whose staging side SQLite's planner drops, tables
+    shadowed by a CTE of their name, names in another letter case, and EXPLAIN,
+    where what a query names and what it reads differ.
+    """
     names = st.sampled_from(("wh_orders", "wh_customers", "sqlite_master", *tables))
     select = st.builds(
         lambda table, column, where: f"SELECT {column} FROM {table}{where}",
         names,
         st.sampled_from(("*", "COUNT(*)", "1", "rowid")),
         st.sampled_from(("", " WHERE 0", " LIMIT 3", " ORDER BY 1 DESC")),
+    )
+    tricky = st.builds(
+        lambda table, shape: shape.format(t=table, T=table.upper()),
+        names,
+        st.sampled_from(
+            (
+                "SELECT DISTINCT o.order_id FROM wh_orders o LEFT JOIN {t} s ON s.rowid = o.rowid",
+                "SELECT o.order_id FROM wh_orders o LEFT JOIN {t} s ON 0 LIMIT 2",
+                "WITH {t}(n) AS (SELECT 1) SELECT count(*) FROM {t}",
+                "SELECT count(*) FROM {T}",
+                "EXPLAIN SELECT * FROM {t}",
+                "EXPLAIN QUERY PLAN SELECT count(*) FROM {t}",
+                "/* {t} */ SELECT count(*) FROM main.{t} WHERE rowid > 1",
+            )
+        ),
     )
     hostile = st.builds(
         lambda table, verb: verb.format(t=table),
@@ -132,7 +152,22 @@ def sql_queries(tables: Sequence[str] = ()) -> st.SearchStrategy[str]:
             )
         ),
     )
-    return st.one_of(select, select, hostile, st.text(max_size=40))
+    return st.one_of(select, select, tricky, hostile, st.text(max_size=40))
+
+
+def sql_budgets() -> st.SearchStrategy[Any]:
+    """SQL budgets other than the default: tighter and looser limits on what a query may do."""
+    from .kernel.sqlguard import SqlBudget
+
+    return st.builds(
+        SqlBudget,
+        max_steps=st.integers(10_000, 4_000_000),
+        max_value_bytes=st.integers(1_000, 100_000),
+        max_columns=st.integers(8, 256),
+        max_rows=st.integers(1, 100),
+        max_cell_chars=st.integers(10, 400),
+        max_query_chars=st.integers(40, 40_000),
+    )
 
 
 def tool_calls(
@@ -248,6 +283,77 @@ def episodes(
     return draw_episode()
 
 
+# -- logs ------------------------------------------------------------------------------------
+TAMPER_KINDS = ("edit", "delete", "duplicate", "swap", "truncate", "rechain", "recut")
+_CONTENT_FIELDS = ("action", "args", "executed", "note")
+
+
+def rechained(log: list[dict[str, Any]], key: bytes | None = None) -> list[dict[str, Any]]:
+    """Renumber and recompute every link and hash, as a forger without the log key would."""
+    from .kernel.ledger import GENESIS, entry_hash
+
+    prev = GENESIS
+    for position, entry in enumerate(log):
+        entry["seq"] = position
+        entry["prev_hash"] = prev
+        entry["hash"] = prev = entry_hash(entry, key)
+    return log
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if isinstance(value, list):
+        return [*value, "x"]
+    return {**value, "extra": 1}
+
+
+def tampered_logs(log: Sequence[dict[str, Any]]) -> st.SearchStrategy[tuple[str, list[dict[str, Any]]]]:
+    """One change to an exported log: ``(kind, changed copy)``, never equal to ``log``.
+
+    Kinds: a field of one entry (or of its arguments) edited; an entry deleted,
+    duplicated or swapped with the next; the log cut short; an edit re-chained from
+    scratch; a cut re-sealed and re-chained. A verifier must refuse every one.
+    """
+    genuine = json.loads(json.dumps(list(log)))
+
+    @st.composite
+    def draw(draw_: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
+        kind = draw_(st.sampled_from(TAMPER_KINDS if len(genuine) > 1 else ("edit", "truncate")))
+        out = json.loads(json.dumps(genuine))
+        at = draw_(st.integers(0, len(out) - 1))
+        if kind in ("edit", "rechain"):
+            target = out[at]
+            if target["args"] and draw_(st.booleans()):
+                target = target["args"]
+            # Re-chaining rewrites seq and the hashes, so only a change of content survives it.
+            names = sorted(target if kind == "edit" or target is not out[at] else _CONTENT_FIELDS)
+            name = draw_(st.sampled_from(names))
+            target[name] = _changed(target[name])
+            if kind == "rechain":
+                rechained(out)
+        elif kind == "delete":
+            del out[at]
+        elif kind == "duplicate":
+            out.insert(at, json.loads(json.dumps(out[at])))
+        elif kind == "swap":
+            at = min(at, len(out) - 2)
+            out[at], out[at + 1] = out[at + 1], out[at]
+        elif kind == "truncate":
+            out = out[:at]
+        else:  # recut: drop one entry before the seal, make the seal count what is left
+            del out[min(at, len(out) - 2)]
+            out[-1]["args"]["entries"] = len(out) - 1
+            rechained(out)
+        return kind, out
+
+    return draw()
+
+
 # -- the state machine --------------------------------------------------------------------
 class GateMachine(RuleBasedStateMachine):
     """Random play against ``BatchGateEnv`` with its invariants checked at every step.
@@ -298,7 +404,7 @@ class GateMachine(RuleBasedStateMachine):
         )
         assert self.info["log_intact"]
         assert terminated or score["reward"] == 0.0, "no report must give 0"
-        replayed = replay(self.case, self.env.unwrapped.export_log())
+        replayed = replay(self.case, self.env.unwrapped.export_log(), head=self.info["log_head"])
         assert replayed.as_dict() == score, "replaying the log must give the live score"
 
     @precondition(lambda self: not self.over)
@@ -339,9 +445,12 @@ __all__ = [
     "cases",
     "episodes",
     "near_valid_actions",
+    "rechained",
     "register_profiles",
     "render_action",
+    "sql_budgets",
     "sql_queries",
+    "tampered_logs",
     "tool_calls",
     "valid_actions",
 ]

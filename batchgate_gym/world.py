@@ -12,6 +12,7 @@ reset only deserializes the image into the world's long-lived connection.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from .cases import Case, StagingBatch
 from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
 from .kernel.codec import ToolCall, ToolSpec
 from .kernel.ledger import Ledger
+from .kernel.plain import fresh
 from .kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
 from .profile import profile_rows
 from .tools import GATE_TOOLS
@@ -167,13 +169,16 @@ class GateWorld:
     """One episode's warehouse and the seven tools (the kernel's *desk*).
 
     The connection lives as long as the world; ``reset`` restores a case's image
-    into it, so a reset costs a deserialize, not a database build.
+    into it, so a reset costs a deserialize, not a database build. Each reset starts
+    a new log whose first entry binds it to the case (its digest) and records the
+    settings a replay needs (the SQL budget); ``log_key`` chains it with HMAC.
     """
 
-    def __init__(self, budget: SqlBudget | None = None) -> None:
+    def __init__(self, budget: SqlBudget | None = None, log_key: bytes | None = None) -> None:
         self.conn = open_connection()
         self.guard = SqlGuard(self.conn, budget)
-        self.ledger = Ledger()
+        self.log_key = log_key
+        self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
             "read_contract": self.read_contract,
@@ -186,8 +191,17 @@ class GateWorld:
         }
         self._reset_state()
 
+    def new_ledger(self) -> Ledger:
+        return Ledger(self.log_key)
+
+    def log_settings(self) -> dict[str, Any]:
+        """What entry 0 records for replay: every limit that decides what a query did."""
+        return {"sql_budget": dataclasses.asdict(self.guard.budget)}
+
     def _reset_state(self) -> None:
-        self.ledger = Ledger()
+        self.ledger = self.new_ledger()
+        if self.prepared is not None:
+            self.ledger.begin(self.prepared.case.digest, self.log_settings())
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None
@@ -230,11 +244,11 @@ class GateWorld:
 
     def read_contract(self) -> dict[str, Any]:
         self.ledger.append("read_contract", {}, True)
-        return dict(self.case.contract)
+        return fresh(self.case.contract)
 
     def list_batches(self) -> dict[str, Any]:
         self.ledger.append("list_batches", {}, True)
-        return self.prepared.listing
+        return fresh(self.prepared.listing)
 
     def profile_batch(self, batch_id: str) -> dict[str, Any]:
         args = {"batch_id": batch_id}
@@ -242,7 +256,7 @@ class GateWorld:
         if refused:
             return refused
         self.ledger.append("profile_batch", args, True)
-        return self.prepared.profile(self.case.batch(batch_id))
+        return fresh(self.prepared.profile(self.case.batch(batch_id)))
 
     def run_sql(self, query: str) -> dict[str, Any]:
         try:

@@ -79,7 +79,7 @@ def test_info_reveals_nothing_before_the_end(env):
 def test_terminal_step_pays_the_score_and_says_everything(env):
     _, reward, info = run_actions(env, ["list_batches()", CAREFUL_DONE], options={"case_index": 0})
     assert info["case_id"] == "eval-clean-control-0" and info["family"] == "clean-control"
-    assert info["log_intact"] is True and info["log_entries"] == 3  # two calls and the seal
+    assert info["log_intact"] is True and info["log_entries"] == 4  # begin, two calls and the seal
     assert reward == info["score"]["reward"] == pytest.approx(0.2 + 0.15)  # report and evidence only
     assert set(info["score"]) >= {
         "disposition",

@@ -41,7 +41,7 @@ def played(policy_name: str, case_index: int):
 @pytest.mark.parametrize("case_index", [0, 3, 9, 22, 30])
 def test_replay_from_case_and_log_equals_the_live_score(policy, case_index):
     env, info = played(policy, case_index)
-    score = replay(env.world.case, env.export_log())
+    score = replay(env.world.case, env.export_log(), head=info["log_head"])
     assert score.as_dict() == info["score"]
 
 
@@ -69,12 +69,14 @@ def tampered_logs(entries):
 
 
 def test_tampering_is_detected():
-    env, _ = played("careful", 8)
+    env, info = played("careful", 8)
     entries = env.export_log()
     verify_chain(entries)
     for how, log in tampered_logs(entries):
         with pytest.raises(LogIntegrityError):
-            replay(env.world.case, log)
+            replay(env.world.case, log, head=info["log_head"])
+        with pytest.raises(LogIntegrityError):  # even where a forger also swapped the head
+            replay(env.world.case, log, head=log[-1]["hash"])
         assert how
 
 
@@ -93,7 +95,7 @@ def test_a_forged_orphan_count_is_caught_on_replay():
         prev = entry["hash"]
     verify_chain(forged)  # the chain alone cannot tell: the warehouse can
     with pytest.raises(LogIntegrityError, match="orphan count"):
-        replay(env.world.case, forged)
+        replay(env.world.case, forged, head=forged[-1]["hash"])
 
 
 def test_sealed_ledger_refuses_appends_and_reports_intact():

@@ -117,8 +117,8 @@ def test_every_agent_entry_names_its_agent_and_the_chain_holds():
     _report_all(team)
     log = team.export_log()
     verify_chain(log)
-    assert log[0]["action"] == "assign_lists" and log[-1]["action"] == "seal"
-    acted = [e for e in log[1:-1]]
+    assert [e["action"] for e in log[:2]] == ["begin", "assign_lists"] and log[-1]["action"] == "seal"
+    acted = [e for e in log[2:-1]]
     assert acted and all(agent_of(e) in ("gate_0", "gate_1") for e in acted)
     assert {e["action"] for e in acted if agent_of(e) == "gate_0"} >= {"invalid_action", "submit_report"}
 
@@ -192,13 +192,56 @@ def test_the_score_replays_from_the_log_alone_and_tampering_is_caught():
     team = env(n_agents=2)
     result = play_aec(team, TEAM_POLICIES["careful-without-claims"], 4)
     log = team.export_log()
-    replayed = replay_team(team.game.case, log)
+    head = team.game.world.ledger.head
+    replayed = replay_team(team.game.case, log, head=head)
     assert replayed == team.game.result
     assert float(replayed.score.reward) == result.reward
+    with pytest.raises(TypeError, match="head="):
+        replay_team(team.game.case, log)
     forged = json.loads(json.dumps(log))
-    forged[1]["args"]["agent"] = "gate_1" if forged[1]["args"]["agent"] == "gate_0" else "gate_0"
+    acting = next(e for e in forged if e["args"].get("agent"))
+    acting["args"]["agent"] = "gate_1" if acting["args"]["agent"] == "gate_0" else "gate_0"
     with pytest.raises(LogIntegrityError):
-        replay_team(team.game.case, forged)
+        replay_team(team.game.case, forged, head=head)
+
+
+def _rechain(log: list[dict]) -> list[dict]:
+    from batchgate_gym.kernel.ledger import GENESIS, entry_hash
+
+    prev = GENESIS
+    for entry in log:
+        entry["prev_hash"] = prev
+        entry["hash"] = prev = entry_hash(entry)
+    return log
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["head", "key"])
+def test_a_rechained_team_log_that_would_raise_the_score_is_refused(keyed):
+    key = b"team key" if keyed else None
+    team = env(n_agents=2, log_key=key)
+    play_aec(team, TEAM_POLICIES["naive"], 4)
+    case, log, head = team.game.case, team.export_log(), team.game.world.ledger.head
+    honest = replay_team(case, log, head=head, key=key)
+    # The forger turns every load of a defective batch into a quarantine citing its defect.
+    forged = json.loads(json.dumps(log))
+    for entry in forged:
+        batch = case.batch(entry["args"].get("batch_id", ""))
+        if entry["action"] == "load_batch" and batch is not None and batch.truth.defective:
+            cited = batch.truth.defects[0]
+            entry["action"] = "quarantine_batch"
+            entry["args"] = {
+                "batch_id": batch.batch_id,
+                "column": cited.column,
+                "defect_type": cited.defect_type,
+                "agent": entry["args"]["agent"],
+            }
+    _rechain(forged)
+    if not keyed:  # the chain alone cannot tell, and the forgery pays
+        assert replay_team(case, forged, head=forged[-1]["hash"]).score.reward > honest.score.reward
+    with pytest.raises(LogIntegrityError):
+        replay_team(case, forged, head=head, key=key)
+    with pytest.raises(LogIntegrityError):
+        replay_team(case, forged, head=forged[-1]["hash"], key=key or b"guess")
 
 
 # -- the reference team policies -------------------------------------------------------------

@@ -17,7 +17,10 @@ def world():
 
 
 def log(world):
-    return [(e.action, e.args, e.executed) for e in world.ledger.entries]
+    """The calls logged after the begin entry (which binds the log to its case)."""
+    first, *calls = world.ledger.entries
+    assert first.action == "begin" and first.args["case_digest"] == world.case.digest
+    return [(e.action, e.args, e.executed) for e in calls]
 
 
 def test_staging_table_names_follow_the_rule():
@@ -147,4 +150,4 @@ def test_report_is_stored_sorted_and_only_once(world):
 def test_reset_restores_a_clean_warehouse(world):
     world.load_batch("B-1")
     world.reset(small_case())
-    assert world.mart_usd() == 100.0 and len(world.ledger) == 0 and world.report is None
+    assert world.mart_usd() == 100.0 and log(world) == [] and world.report is None

@@ -7,22 +7,34 @@ Editing, deleting or reordering an entry breaks the chain, and a final ``seal``
 entry records how many entries the episode produced, so cutting entries off the end
 is detected too.
 
+The first entry, ``begin``, binds the log to what it is about: the digest of the
+case the episode was played on and the settings a replay needs to re-derive what
+the episode decided (its SQL budget, say). A log replayed under another case, or
+with other settings, fails at entry 0.
+
 A chain without a secret proves consistency, not authorship: whoever holds a log
-can edit it and recompute every hash after the edit. So the episode also records
-the chain's *head* (the last entry's hash) outside the log; verifying against that
-head detects any change at all, re-chained or not.
+can edit it and recompute every hash after the edit. Two things stop such a
+forger, and a verifier must use at least one. The episode records the chain's
+*head* (the last entry's hash) outside the log; verifying against a head pinned by
+whoever ran the episode detects any change at all, re-chained or not. And a ledger
+given a secret ``key`` chains with HMAC-SHA256 instead of SHA-256, so that nobody
+without the key can produce a chain that verifies.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 GENESIS = "genesis"
 SEAL_ACTION = "seal"
+BEGIN_ACTION = "begin"
+MAX_ARGS_DEPTH = 16  # genuine arguments nest three deep at most
 
 
 class LogIntegrityError(ValueError):
@@ -38,13 +50,16 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-def _body_hash(body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(_CANONICAL.encode(body).encode("ascii")).hexdigest()
+def _body_hash(body: Mapping[str, Any], key: bytes | None = None) -> str:
+    message = _CANONICAL.encode(body).encode("ascii")
+    if key is None:
+        return hashlib.sha256(message).hexdigest()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def entry_hash(entry: Mapping[str, Any]) -> str:
-    """SHA-256 hex of an entry's canonical JSON, leaving its own ``hash`` out."""
-    return _body_hash({key: value for key, value in entry.items() if key != "hash"})
+def entry_hash(entry: Mapping[str, Any], key: bytes | None = None) -> str:
+    """SHA-256 (HMAC-SHA256 with ``key``) hex of an entry's canonical JSON, its own ``hash`` left out."""
+    return _body_hash({name: value for name, value in entry.items() if name != "hash"}, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +89,14 @@ class LogEntry:
 class Ledger:
     """The live log of one episode. Entries are appended, never changed."""
 
-    __slots__ = ("_entries", "_sealed")
+    __slots__ = ("_entries", "_key", "_sealed")
 
-    def __init__(self) -> None:
+    def __init__(self, key: bytes | None = None) -> None:
+        if key is not None and (not isinstance(key, bytes) or not key):
+            raise ValueError("a log key must be non-empty bytes")
         self._entries: list[LogEntry] = []
         self._sealed = False
+        self._key = key
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -108,9 +126,15 @@ class Ledger:
             "note": note,
             "prev_hash": prev,
         }
-        entry = LogEntry(hash=_body_hash(body), **body)  # body has no "hash" key yet
+        entry = LogEntry(hash=_body_hash(body, self._key), **body)  # body has no "hash" key yet
         self._entries.append(entry)
         return entry
+
+    def begin(self, case_digest: str, settings: Mapping[str, Any]) -> LogEntry:
+        """Entry 0: the case this log is about and the settings its replay needs."""
+        if self._entries:
+            raise LogIntegrityError("a log begins once, before any other entry")
+        return self.append(BEGIN_ACTION, {"case_digest": case_digest, "settings": dict(settings)}, True)
 
     def seal(self, reason: str) -> LogEntry:
         """Close the log: the seal names how many entries came before it."""
@@ -121,7 +145,9 @@ class Ledger:
     def intact(self) -> bool:
         """Recompute the chain over the live entries (and the seal, once sealed)."""
         try:
-            verify_chain((entry.as_dict() for entry in self._entries), require_seal=self._sealed)
+            verify_chain(
+                [entry.as_dict() for entry in self._entries], require_seal=self._sealed, key=self._key
+            )
         except LogIntegrityError:
             return False
         return True
@@ -143,46 +169,94 @@ ENTRY_FIELDS = {
 
 
 def check_entry_shape(entry: object, position: int) -> Mapping[str, Any]:
-    """An entry is a mapping of exactly the seven fields, each of its type."""
+    """An entry is a mapping of exactly the seven fields, each of its type, args plain JSON."""
     if not isinstance(entry, Mapping):
         raise LogIntegrityError(f"entry {position}: not an object")
     if set(entry) != set(ENTRY_FIELDS):
-        raise LogIntegrityError(f"entry {position}: fields are {sorted(entry)}, not {sorted(ENTRY_FIELDS)}")
+        raise LogIntegrityError(
+            f"entry {position}: fields are {sorted(map(str, entry))}, not {sorted(ENTRY_FIELDS)}"
+        )
     for name, kind in ENTRY_FIELDS.items():
         value = entry[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise LogIntegrityError(f"entry {position}: {name} is not a {kind.__name__}")
+    if not _plain(entry["args"], MAX_ARGS_DEPTH):
+        raise LogIntegrityError(
+            f"entry {position}: args are not plain JSON of at most {MAX_ARGS_DEPTH} levels"
+        )
     return entry
 
 
+def _plain(value: object, depth: int) -> bool:
+    """JSON as :func:`json.loads` gives it: no other types, finite numbers, bounded nesting."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth <= 0:
+        return False
+    if isinstance(value, list):
+        return all(_plain(item, depth - 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth - 1) for k, v in value.items())
+    return False
+
+
 def verify_chain(
-    entries: Iterable[Mapping[str, Any]], *, require_seal: bool = True, head: str | None = None
+    entries: Iterable[Mapping[str, Any]],
+    *,
+    require_seal: bool = True,
+    head: str | None = None,
+    key: bytes | None = None,
+    case_digest: str | None = None,
 ) -> None:
     """Recompute every hash and link; raise :class:`LogIntegrityError` on any break.
 
     With ``require_seal`` the last entry must be a seal that counts every entry
     before it, so a log cut short does not pass as complete. With ``head`` (the
     hash the episode recorded for its last entry) the log must end on exactly
-    that entry, so even an edit followed by re-hashing the rest is caught.
+    that entry, so even an edit followed by re-hashing the rest is caught. With
+    ``key`` every hash must be the HMAC the keyed ledger wrote. With
+    ``case_digest`` the log must begin by naming that case.
     """
+    if not isinstance(entries, (list, tuple)):
+        try:
+            entries = list(entries)
+        except TypeError:
+            raise LogIntegrityError("a log is a list of entries") from None
     prev = GENESIS
-    items = list(entries)
-    for position, raw in enumerate(items):
+    for position, raw in enumerate(entries):
         entry = check_entry_shape(raw, position)
         if entry["seq"] != position:
             raise LogIntegrityError(f"entry {position}: seq is {entry['seq']!r}")
         if entry["prev_hash"] != prev:
             raise LogIntegrityError(f"entry {position}: prev_hash does not link to entry {position - 1}")
-        if entry_hash(entry) != entry["hash"]:
+        if entry_hash(entry, key) != entry["hash"]:
             raise LogIntegrityError(f"entry {position}: hash does not match its contents")
-        if entry["action"] == SEAL_ACTION and position != len(items) - 1:
+        if entry["action"] == SEAL_ACTION and position != len(entries) - 1:
             raise LogIntegrityError(f"entry {position}: a seal that is not the last entry")
+        if entry["action"] == BEGIN_ACTION and position != 0:
+            raise LogIntegrityError(f"entry {position}: a begin entry that is not the first")
         prev = entry["hash"]
     if head is not None and prev != head:
         raise LogIntegrityError("the log does not end on the head the episode recorded")
+    if case_digest is not None and (
+        not entries
+        or entries[0]["action"] != BEGIN_ACTION
+        or entries[0]["args"].get("case_digest") != case_digest
+    ):
+        raise LogIntegrityError("entry 0: the log does not begin by naming this case")
     if not require_seal:
         return
-    if not items or items[-1]["action"] != SEAL_ACTION:
+    if not entries or entries[-1]["action"] != SEAL_ACTION:
         raise LogIntegrityError("the log has no seal: it may have been cut short")
-    if items[-1]["args"].get("entries") != len(items) - 1:
+    if entries[-1]["args"].get("entries") != len(entries) - 1:
         raise LogIntegrityError("the seal's entry count does not match the log")
+
+
+def log_settings(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The settings entry 0 recorded (call after :func:`verify_chain`)."""
+    settings = entries[0]["args"].get("settings") if entries else None
+    if not isinstance(settings, Mapping):
+        raise LogIntegrityError("entry 0: no settings recorded")
+    return settings

@@ -14,11 +14,11 @@ hold on three fronts at once:
   length, LIKE patterns and result width, and temporary b-trees (sorts, DISTINCT,
   recursive UNION) live in memory under that budget instead of spilling to files
   on disk; SQLite's process-wide hard heap limit is the last line;
-* what the agent looked at is known from SQLite itself: every table the authorizer
-  sees read is recorded, so a table named in a comment or a string never counts;
-  and a real table counts only if the compiled query opens it, because a CTE or
-  subquery alias named like a staging table (``WITH stg_x(n) AS (SELECT 1)
-  SELECT count(*) FROM stg_x``) is reported to the authorizer under that name.
+* what the agent looked at is known from SQLite itself, by one definition that the
+  live episode and replay share (:meth:`SqlGuard.tables_read`): the real tables
+  whose b-tree (or one of whose indexes) the compiled query opens for reading, by
+  their names in the schema. Names in comments or strings, CTEs named like a table,
+  joins the planner drops and an agent's own EXPLAIN read nothing.
 
 The authorizer is installed once and switched by a flag, so the environment's own
 statements (loading, grading) run unhindered.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import resource
 import sqlite3
 import sys
@@ -156,12 +157,6 @@ class SqlGuard:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_SELECT:
             self._saw_select = True
-        elif action == sqlite3.SQLITE_READ:
-            self._tables.add(arg1)
-            if arg2 or _db == "main":
-                # A named column (or a main.-qualified table) is a real table's; only the
-                # bare "" read SQLite reports for count(*) can be a CTE under that name.
-                self._tables_certain.add(arg1)
         elif action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _DENIED_FUNCTIONS:
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
@@ -187,28 +182,26 @@ class SqlGuard:
 
     def run(self, query: str) -> SqlResult:
         """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
-        if not isinstance(query, str):
-            raise SqlRefused("query must be a string")
-        if len(query) > self.budget.max_query_chars:
-            raise SqlRefused(f"query longer than {self.budget.max_query_chars} characters")
-        sql = clean_query(query)
-        if not sql:
-            raise SqlRefused("empty query")
+        sql = self._checked(query)
         conn = self.conn
         conn.execute("PRAGMA query_only=1")
-        self._tables = set()
-        self._tables_certain = set()
         self._saw_select = False
         self._steps = 0
         self._stopped_by = ""
-        self._deadline = time.perf_counter() + self.budget.max_seconds
-        conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
         self._active = True
         try:
+            # Compiled twice under the authorizer: first as EXPLAIN, which runs none of
+            # it and says which tables it opens, then for real.
+            tables = self._tables_opened(sql)
+            self._saw_select = False
+            self._deadline = time.perf_counter() + self.budget.max_seconds
+            conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
             cursor = conn.execute(sql)
             fetched = cursor.fetchmany(self.budget.max_rows + 1)
             columns = [_cut(str(d[0]), self.budget.max_cell_chars) for d in cursor.description or ()]
             cursor.close()
+        except SqlRefused:
+            raise
         except Exception as exc:
             raise SqlRefused(_describe(exc, self._stopped_by)) from None
         finally:
@@ -221,59 +214,59 @@ class SqlGuard:
             raise SqlRefused("only SELECT statements are allowed")
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
-        if self._tables <= self._tables_certain:
-            return SqlResult(columns, rows, truncated, tuple(sorted(self._tables)))
-        return SqlResult(columns, rows, truncated, self._tables_read(self._opened_roots(sql)))
+        return SqlResult(columns, rows, truncated, tables)
 
     def tables_read(self, query: str) -> tuple[str, ...]:
-        """What :meth:`run` would log as ``tables_read`` for ``query``, without running it.
+        """What :meth:`run` reports as ``tables_read`` for ``query``, without running it.
 
-        The query is compiled under the authorizer with EXPLAIN, which runs none of
-        it, so a replay can check a logged ``tables_read`` whatever the time budget
-        did then or does now. (An agent's own EXPLAIN cannot be explained again; it
-        is cheap to run, so it is run.)
+        The one definition, for the live episode and for replay alike: the real tables
+        (canonical names) whose b-tree, or one of whose indexes, the compiled query
+        opens for reading. Whatever the query names but never opens (a table shadowed
+        by a CTE of its name, the right side of a LEFT JOIN the planner drops, a name
+        in a string or a comment) is not read; an agent's own ``EXPLAIN`` runs none of
+        its program, so it reads nothing. Refused queries raise :class:`SqlRefused`.
         """
-        sql = clean_query(query)
-        self._tables = set()
-        self._tables_certain = set()
+        sql = self._checked(query)
         self._active = True
         try:
-            program = self.conn.execute("EXPLAIN " + sql).fetchall()
-        except sqlite3.Error:
-            program = None
+            return self._tables_opened(sql)
         finally:
             self._active = False
-        if program is None:
-            return self.run(query).tables_read
-        return self._tables_read(_roots(program))
 
-    def _opened_roots(self, sql: str) -> set[int]:
-        """Root pages of the main database that the compiled query opens for reading.
+    def _checked(self, query: object) -> str:
+        if not isinstance(query, str):
+            raise SqlRefused("query must be a string")
+        if len(query) > self.budget.max_query_chars:
+            raise SqlRefused(f"query longer than {self.budget.max_query_chars} characters")
+        sql = clean_query(query)
+        if not sql:
+            raise SqlRefused("empty query")
+        return sql
 
-        Compiled again with EXPLAIN, which lists the program and runs none of it (the
-        statement already passed the authorizer). An agent's own EXPLAIN cannot be
-        explained again; it reads no row, so it opens nothing.
-        """
+    def _tables_opened(self, sql: str) -> tuple[str, ...]:
+        """Compile ``sql`` under the (active) authorizer with EXPLAIN; name the tables it opens."""
+        if _first_word(sql) == "explain":
+            try:
+                self.conn.execute(sql).close()  # still compiled under the authorizer
+            except Exception as exc:
+                raise SqlRefused(_describe(exc, "")) from None
+            return ()
         try:
             program = self.conn.execute("EXPLAIN " + sql).fetchall()
-        except sqlite3.Error:
-            return set()
-        return _roots(program)
-
-    def _tables_read(self, opened: set[int]) -> tuple[str, ...]:
-        """The authorizer's names, less real tables the query never opens (shadowed by a CTE)."""
-        # A query may read a table through one of its indexes alone (count(*) scans the
-        # smallest index), so an opened index root counts as its table opened.
-        pages = self.conn.execute("SELECT type, tbl_name, rootpage FROM sqlite_master WHERE rootpage > 0")
-        real: set[str] = set()
-        opened_tables: set[str] = set()
-        for kind, table, root in pages:
-            if kind == "table":
-                real.add(table)
-            if root in opened:
-                opened_tables.add(table)
-        shadowed = {name for name in self._tables if name in real and name not in opened_tables}
-        return tuple(sorted(self._tables - shadowed))
+        except Exception as exc:
+            raise SqlRefused(_describe(exc, "")) from None
+        opened = {int(row[3]) for row in program if row[1] in _OPEN_READ and row[4] == 0}
+        if not opened:
+            return ()
+        active, self._active = self._active, False  # the guard's own look at the schema
+        try:
+            pages = self.conn.execute(
+                "SELECT tbl_name, rootpage FROM sqlite_master WHERE rootpage > 0"
+            ).fetchall()
+        finally:
+            self._active = active
+        # An opened index counts as its table read: count(*) scans the smallest index.
+        return tuple(sorted({table for table, root in pages if root in opened}))
 
     def _cell(self, value: object) -> object:
         if isinstance(value, str):
@@ -285,9 +278,16 @@ class SqlGuard:
         return value
 
 
-def _roots(program: list[tuple[object, ...]]) -> set[int]:
-    # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database index), ...
-    return {int(row[3]) for row in program if row[1] == "OpenRead" and row[4] == 0}
+# EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database: 0 is main), ...
+_OPEN_READ = frozenset({"OpenRead", "ReopenIdx"})
+_LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.DOTALL)
+_WORD = re.compile(r"[A-Za-z_]+")
+
+
+def _first_word(sql: str) -> str:
+    """The statement's first keyword, lower case, past white space and comments."""
+    word = _WORD.match(sql, _LEADING_NOISE.match(sql).end())
+    return word.group().lower() if word else ""
 
 
 def _cut(text: str, limit: int) -> str:

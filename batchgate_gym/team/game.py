@@ -41,10 +41,16 @@ def deal_lists(
 class TeamGame:
     """The shared world and one kernel episode per agent."""
 
-    def __init__(self, agents: Sequence[str], limits: EpisodeLimits, budget: SqlBudget | None = None) -> None:
+    def __init__(
+        self,
+        agents: Sequence[str],
+        limits: EpisodeLimits,
+        budget: SqlBudget | None = None,
+        log_key: bytes | None = None,
+    ) -> None:
         self.agents = tuple(agents)
         self.limits = limits
-        self.world = TeamWorld(self.agents, budget)
+        self.world = TeamWorld(self.agents, budget, log_key)
         self.episodes: dict[str, Episode] = {}
         self.result: TeamScore | None = None
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..cases import Case, Citation
 from ..grader import EpisodeFacts, Score, grade, read_facts
 from ..kernel.ledger import LogEntry, LogIntegrityError
+from ..kernel.replay import replay_verified
 from ..scoring import rebuild
 from .world import ASSIGN_ACTION
 
@@ -86,13 +87,24 @@ def grade_team(
     return TeamScore(score, contributions)
 
 
-def replay_team(case: Case, entries: Sequence[Mapping[str, Any]]) -> TeamScore:
-    """The team score from the case and the exported log alone (agents read from the log)."""
-    world = rebuild(case, entries)
-    if not entries or entries[0].get("action") != ASSIGN_ACTION:
-        raise LogIntegrityError("entry 0: a team log starts with the lists dealt to the agents")
-    agents = list(entries[0]["args"]["lists"])
-    return grade_team(case, entries, agents, world.mart_usd(), world.prepared.reference_mart)
+def replay_team(
+    case: Case, entries: Sequence[Mapping[str, Any]], *, head: str | None = None, key: bytes | None = None
+) -> TeamScore:
+    """The team score from the case and the exported log alone (agents read from the log).
+
+    Verified like a single-agent replay: ``head`` (the ``log_head`` the game reported)
+    or ``key`` (its ``log_key``) is required, and any log that is not the untouched
+    log of a game played on ``case`` raises :class:`LogIntegrityError`.
+    """
+
+    def rederive(log: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> TeamScore:
+        world = rebuild(case, log, settings)
+        if len(log) < 2 or log[1]["action"] != ASSIGN_ACTION:
+            raise LogIntegrityError("entry 1: a team log deals the agents their lists first")
+        agents = list(log[1]["args"]["lists"])
+        return grade_team(case, log, agents, world.mart_usd(), world.prepared.reference_mart)
+
+    return replay_verified(entries, case.digest, rederive, head=head, key=key)
 
 
 def _inspected_by_first_actor(

@@ -35,8 +35,8 @@ class AttributedLedger(Ledger):
 
     __slots__ = ("agent",)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, key: bytes | None = None) -> None:
+        super().__init__(key)
         self.agent: str | None = None
 
     def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
@@ -52,9 +52,11 @@ class AttributedLedger(Ledger):
 class TeamWorld(GateWorld):
     """The shared warehouse and the nine team tools; calls are made *as* an agent."""
 
-    def __init__(self, agents: Sequence[str], budget: SqlBudget | None = None) -> None:
-        super().__init__(budget)
+    def __init__(
+        self, agents: Sequence[str], budget: SqlBudget | None = None, log_key: bytes | None = None
+    ) -> None:
         self.agents = tuple(agents)
+        super().__init__(budget, log_key)
         self._handlers["claim_batch"] = self.claim_batch
         self._handlers["wait"] = self.wait
         self.lists: dict[str, tuple[str, ...]] = {}
@@ -70,11 +72,13 @@ class TeamWorld(GateWorld):
         if strangers or unknown:
             raise ValueError(f"lists name unknown agents {strangers} or unknown batches {unknown}")
         super().reset(case)
-        self.ledger = AttributedLedger()
         self.lists = dealt
         self.claims = {}
         self.reports = {}
         self.ledger.append(ASSIGN_ACTION, {"lists": {a: list(ids) for a, ids in self.lists.items()}}, True)
+
+    def new_ledger(self) -> AttributedLedger:
+        return AttributedLedger(self.log_key)
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -123,7 +127,7 @@ class TeamWorld(GateWorld):
         self.ledger.append("list_batches", {}, True)
         listed = {entry["batch_id"]: entry for entry in self.prepared.listing["batches"]}
         return {
-            "batches": [listed[batch_id] for batch_id in self.lists[self.acting]],
+            "batches": [dict(listed[batch_id]) for batch_id in self.lists[self.acting]],
             "staging": [self._board_entry(entry) for entry in self.prepared.listing["batches"]],
         }
 
