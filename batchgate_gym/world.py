@@ -45,6 +45,7 @@ MART_SQL = (
     "SELECT COALESCE(SUM(o.amount), 0) FROM wh_orders o JOIN wh_customers c ON o.customer_id = c.customer_id"
 )
 _AMOUNT = ORDER_COLUMNS.index("amount")
+_WIDEST_TABLE = max(len(columns) for columns in TABLE_COLUMNS.values())
 
 
 def loader_amount(text: str) -> float:
@@ -175,6 +176,9 @@ class GateWorld:
     """
 
     def __init__(self, budget: SqlBudget | None = None, log_key: bytes | None = None) -> None:
+        if budget is not None and budget.max_columns < _WIDEST_TABLE:
+            # SQLite refuses to read a schema with a table wider than its column limit.
+            raise ValueError(f"sql_budget.max_columns must be at least {_WIDEST_TABLE}, the widest table")
         self.conn = open_connection()
         self.guard = SqlGuard(self.conn, budget)
         self.log_key = log_key

@@ -151,3 +151,13 @@ def test_reset_restores_a_clean_warehouse(world):
     world.load_batch("B-1")
     world.reset(small_case())
     assert world.mart_usd() == 100.0 and log(world) == [] and world.report is None
+
+
+def test_a_budget_too_narrow_for_the_schema_is_refused_up_front():
+    from batchgate_gym.kernel.sqlguard import SqlBudget
+
+    with pytest.raises(ValueError, match="max_columns must be at least 6"):
+        GateWorld(SqlBudget(max_columns=5))
+    narrowest = GateWorld(SqlBudget(max_columns=6))
+    narrowest.reset(small_case())
+    assert narrowest.run_sql("SELECT * FROM wh_orders")["columns"][-1] == "order_date"
