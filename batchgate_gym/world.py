@@ -182,6 +182,7 @@ class GateWorld:
         self.conn = open_connection()
         self.guard = SqlGuard(self.conn, budget)
         self.log_key = log_key
+        self._settings: dict[str, Any] | None = None
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
@@ -200,7 +201,9 @@ class GateWorld:
 
     def log_settings(self) -> dict[str, Any]:
         """What entry 0 records for replay: every limit that decides what a query did."""
-        return {"sql_budget": dataclasses.asdict(self.guard.budget)}
+        if self._settings is None:
+            self._settings = {"sql_budget": dataclasses.asdict(self.guard.budget)}
+        return self._settings
 
     def _reset_state(self) -> None:
         self.ledger = self.new_ledger()
@@ -213,6 +216,7 @@ class GateWorld:
     def reset(self, case: Case) -> None:
         self.prepared = prepare(case)
         self.conn.deserialize(self.prepared.image)
+        self.guard.schema_changed()
         self._reset_state()
 
     @property

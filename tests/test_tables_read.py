@@ -150,3 +150,27 @@ def mutate(value: Any) -> None:
                 value[key] = "changed"
     else:
         value.append("changed")
+
+
+def test_the_answer_follows_the_schema_not_a_cached_one() -> None:
+    """One guard, one query text, two schemas: each answers for the tables it really has."""
+    from batchgate_gym.kernel.sqlguard import SqlRefused
+
+    first, second = split_cases("eval")[:2]
+    world = GateWorld()
+    world.reset(first)
+    table = first.batches[0].staging_table
+    query = f"SELECT count(*) FROM {table}"
+    assert world.guard.run(query).tables_read == (table,)
+    world.reset(second)  # same connection, another image: that table is gone
+    assert table not in {b.staging_table for b in second.batches}
+    with pytest.raises(SqlRefused, match="no such table"):
+        world.guard.run(query)
+    with pytest.raises(SqlRefused, match="no such table"):
+        world.guard.tables_read(query)
+    # A table created on the connection after the fact changes the schema version too.
+    world.conn.execute(f"CREATE TABLE {table} (x TEXT)")
+    assert world.guard.run(query).tables_read == (table,)
+    world.conn.execute(f"DROP TABLE {table}")
+    world.conn.execute(f"CREATE VIEW {table} AS SELECT * FROM wh_orders")
+    assert world.guard.run(query).tables_read == ("wh_orders",)

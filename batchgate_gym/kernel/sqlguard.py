@@ -26,6 +26,7 @@ statements (loading, grading) run unhindered.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -122,6 +123,7 @@ class SqlGuard:
         "_deadline",
         "_memory_ceiling",
         "_saw_select",
+        "_schema",
         "_steps",
         "_stopped_by",
         "_tables",
@@ -141,6 +143,7 @@ class SqlGuard:
         self._saw_select = False
         self._memory_ceiling = 0
         self._stopped_by = ""
+        self._schema: tuple[int, str] | None = None  # (schema_version, fingerprint) last seen
         conn.set_authorizer(self._authorize)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
@@ -243,7 +246,45 @@ class SqlGuard:
             raise SqlRefused("empty query")
         return sql
 
+    def schema_changed(self) -> None:
+        """Call after replacing the database (``deserialize``): its schema may differ."""
+        self._schema = None
+
+    def _schema_fingerprint(self) -> str:
+        """A digest of the schema as SQLite holds it (names, root pages, definitions)."""
+        version = self.conn.execute("PRAGMA schema_version").fetchone()[0]
+        if self._schema is None or self._schema[0] != version:
+            rows = self.conn.execute(
+                "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master"
+            ).fetchall()
+            self._schema = (version, hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest())
+        return self._schema[1]
+
     def _tables_opened(self, sql: str) -> tuple[str, ...]:
+        """The tables ``sql`` opens, from a cache keyed by the schema, the limits and the text.
+
+        What a statement opens is decided when SQLite compiles it, from the schema and
+        the text alone (the warehouse keeps no planner statistics), so the answer for
+        one text over one schema never changes and is computed once per process.
+        """
+        active, self._active = self._active, False  # the guard's own look at the schema
+        try:
+            key = (self._schema_fingerprint(), self._compile_limits(), sql)
+        finally:
+            self._active = active
+        tables = _TABLES_OPENED.get(key)
+        if tables is None:
+            tables = self._compile_and_list(sql)
+            if len(_TABLES_OPENED) >= _TABLES_OPENED_MAX:
+                _TABLES_OPENED.clear()
+            _TABLES_OPENED[key] = tables
+        return tables
+
+    def _compile_limits(self) -> tuple[int, int, int]:
+        budget = self.budget
+        return (budget.max_columns, budget.max_value_bytes, budget.max_like_pattern)
+
+    def _compile_and_list(self, sql: str) -> tuple[str, ...]:
         """Compile ``sql`` under the (active) authorizer with EXPLAIN; name the tables it opens."""
         if _first_word(sql) == "explain":
             try:
@@ -280,6 +321,10 @@ class SqlGuard:
 
 # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database: 0 is main), ...
 _OPEN_READ = frozenset({"OpenRead", "ReopenIdx"})
+# (schema fingerprint, compile limits, statement) -> tables it opens; shared by every
+# guard in the process, so a query text is explained once per schema.
+_TABLES_OPENED: dict[tuple[str, tuple[int, int, int], str], tuple[str, ...]] = {}
+_TABLES_OPENED_MAX = 16_384
 _LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_]+")
 
