@@ -183,9 +183,10 @@ class MacroTracker:
     def mask(self) -> np.ndarray:
         """Moves worth sending now: a listed, undecided batch; a rule of its table; a
         profile not yet taken; a check not yet answered since the warehouse last
-        changed. Submitting is always allowed."""
-        allowed = np.zeros(self.layout.n_actions, dtype=bool)
-        allowed[self.layout.submit] = True
+        changed. Submitting is always allowed. An ``np.int8`` array, 1 where allowed:
+        the dtype ``Discrete.sample(mask=...)`` requires."""
+        allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
+        allowed[self.layout.submit] = 1
         for slot, state in enumerate(self.slots):
             if state.decided:
                 continue
