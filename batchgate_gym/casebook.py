@@ -59,23 +59,35 @@ class ProceduralCases:
     Reset options: ``family`` and ``variant`` fix what is drawn; ``rows_per_batch``
     (a ``(low, high)`` pair or one number), ``batches`` and ``defects_per_batch``
     scale it; ``case_seed`` names the case's seed outright instead of drawing it.
+    The knobs are checked when the source is made and again, merged with a reset's
+    options, before each case is built (bounds: ``check_knobs`` in
+    :mod:`batchgate_gym.generator.build`; ``case_seed`` an int in ``[-2**63, 2**63)``),
+    so a bad value raises ``ValueError`` before any work is done.
     """
 
     family: str | None = None
     variant: int | None = None
-    rows_per_batch: tuple[int, int] = (3, 20)
+    rows_per_batch: int | tuple[int, int] = (3, 20)
     batches: int = 2
     defects_per_batch: int = 1
 
+    def __post_init__(self) -> None:
+        from .generator.build import check_knobs
+
+        for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():
+            object.__setattr__(self, key, value)
+
     def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case:
+        from .generator.build import check_knobs, check_seed
+
         unknown = set(options) - {*_SCALE_KEYS, "case_seed"}
         if unknown:
-            raise ValueError(f"unknown reset options for procedural cases: {sorted(unknown)}")
-        knobs = {key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS}
-        rows = knobs["rows_per_batch"]
-        knobs["rows_per_batch"] = (rows, rows) if isinstance(rows, int) else tuple(rows)
+            raise ValueError(
+                f"unknown reset options for procedural cases: {', '.join(sorted(map(repr, unknown)))}"
+            )
+        knobs = check_knobs(**{key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS})
         seed = options.get("case_seed")
-        seed = int(rng.integers(0, 2**31 - 1)) if seed is None else int(seed)
+        seed = int(rng.integers(0, 2**31 - 1)) if seed is None else check_seed(seed, "case_seed")
         return build_procedural(seed, **knobs)
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import gymnasium as gym
 
 from batchgate_gym.casebook import CaseSource, case_source
-from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
+from batchgate_gym.generator.build import KNOB_DEFAULTS, check_knobs
+from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import Episode, EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.scoring import score_live
@@ -19,13 +20,6 @@ from batchgate_gym.world import GateWorld
 from .spaces import AsciiText
 
 ACTION_MAX_CHARS = 32_768
-_KNOB_DEFAULTS = {
-    "family": None,
-    "variant": None,
-    "rows_per_batch": (3, 20),
-    "batches": 2,
-    "defects_per_batch": 1,
-}
 
 
 class BatchGateEnv(gym.Env[str, str]):
@@ -42,6 +36,9 @@ class BatchGateEnv(gym.Env[str, str]):
     (other characters arrive escaped). After ``reset`` it is the whole task: the
     brief, the seven tools with signatures, the action syntax and the case prompt.
     After ``step`` it is ``turn t of T`` followed by each call and its JSON result.
+    Every observation, the reset one included, holds at most
+    ``max_observation_chars`` characters: a longer one keeps its head and ends in
+    a marker giving the number of characters dropped.
 
     **Reward** 0 on every step except the one that submits the report: that step
     terminates the episode and pays the weighted score
@@ -66,6 +63,16 @@ class BatchGateEnv(gym.Env[str, str]):
     and ``defects_per_batch`` (default 1). ``max_turns`` (30),
     ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``sql_budget``
     and ``render_mode`` (``"ansi"``: :meth:`render` returns the transcript).
+
+    **Bounds** checked before anything is built (a ``ValueError`` names the
+    argument and its bound): ``rows_per_batch`` an int or a ``(low, high)`` pair of
+    ints, ``1 <= low <= high <= 100_000``; ``batches`` 2 to 12; ``defects_per_batch``
+    1 to 9 (a customers batch carries at most its table's 5); ``family`` ``None`` or
+    one of the eight family names; ``variant`` ``None`` or, with ``family`` only, 0
+    to ``variants(family) - 1``; ``case_seed`` an int in ``[-2**63, 2**63)``;
+    ``max_turns`` 1 to 10,000; ``max_calls_per_step`` 1 to 1,000;
+    ``max_observation_chars`` 256 to 1,048,576. Booleans are not accepted as ints.
+    The same check applies to the knobs given as reset options.
 
     ``reset(seed=..., options=...)`` picks a case: for fixed cases
     ``{"case_id": ...}`` or ``{"case_index": ...}``; for procedural ones any scale
@@ -93,29 +100,28 @@ class BatchGateEnv(gym.Env[str, str]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
+        # Every argument is checked before anything is built or read.
+        self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        knobs = check_knobs(
+            family=family,
+            variant=variant,
+            rows_per_batch=rows_per_batch,
+            batches=batches,
+            defects_per_batch=defects_per_batch,
+        )
         self.render_mode = render_mode
         if split is not None:
             if cases is not None:
                 raise ValueError("give cases= or split=, not both")
             cases = split
-        knobs = {
-            "family": family,
-            "variant": variant,
-            "rows_per_batch": rows_per_batch,
-            "batches": batches,
-            "defects_per_batch": defects_per_batch,
-        }
-        if isinstance(rows_per_batch, int):
-            knobs["rows_per_batch"] = (rows_per_batch, rows_per_batch)
-        procedural_only = {k: v for k, v in knobs.items() if v != _KNOB_DEFAULTS[k]}
+        procedural_only = {k: v for k, v in knobs.items() if v != KNOB_DEFAULTS[k]}
         self.source = case_source(cases, **(knobs if cases is None else procedural_only))
-        self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
         self.world = GateWorld(sql_budget)
         self.episode: Episode | None = None
         self.action_space = AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
-        self.observation_space = AsciiText(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)
+        self.observation_space = AsciiText(
+            self.limits.max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET
+        )
         self._transcript: list[str] = []
 
     def reset(
@@ -125,7 +131,7 @@ class BatchGateEnv(gym.Env[str, str]):
         case = self.source.pick(self.np_random, options or {})
         self.world.reset(case)
         self.episode = Episode(self.world, self.limits)
-        observation = task_text(case, self.limits.max_turns)
+        observation = cut(task_text(case, self.limits.max_turns), self.limits.max_observation_chars)
         if self.render_mode == "ansi":
             self._transcript = [observation]
         return observation, {"turn": 0, "calls": 0}

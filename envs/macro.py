@@ -15,15 +15,22 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from batchgate_gym.generator.build import check_int
+from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS
+
 from .gate import BatchGateEnv
 from .macro_state import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
+
+MAX_SLOTS = 64
+TEXT_OBSERVATION_CHARS = 65_536  # the text environment's default observation limit
 
 
 class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     """BadBatchGate with ``Discrete`` macro actions over ``slots`` batch slots.
 
     **Slots** the batches in the order ``list_batches`` gives them; a case with more
-    batches than ``slots`` is an error, unused slots read as zeros.
+    batches than ``slots`` is an error, unused slots read as zeros. ``slots`` is an
+    int from 1 to 64 (default 4).
 
     **Action space** ``Discrete(slots * 30 + 1)``. Per slot, in this order:
     ``profile``; ``check:<rule>`` for each of the 14 contract rules of both tables
@@ -45,15 +52,23 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     ``reset`` sends the opening action (read the contract, list the batches), which
     takes the first of the text environment's turns.
 
-    **Action mask** ``info["action_mask"]`` and :meth:`action_masks` (the sb3-contrib
-    ``MaskablePPO`` convention): moves on listed, undecided batches, rules of the
-    batch's own table, a profile not yet taken, a check not answered since the last
-    load; submit is always allowed. A masked move is still legal: it is sent as is
-    (a check of a foreign rule gets an SQL error; a move on an empty slot sends an
-    empty action, which the text environment refuses), and costs a turn.
+    **Action mask** ``info["action_mask"]`` and :meth:`action_masks`, an ``np.int8``
+    array with 1 for an allowed move (the dtype ``Discrete.sample(mask=...)``,
+    PettingZoo and sb3-contrib's ``MaskablePPO`` take): moves on listed, undecided
+    batches, rules of the batch's own table, a profile not yet taken, a check not
+    answered since the last load; submit is always allowed. A masked move is still
+    legal: it is sent as is (a check of a foreign rule gets an SQL error; a move on
+    an empty slot sends an empty action, which the text environment refuses), and
+    costs a turn.
 
     **Info** the text environment's info plus ``action_mask``, ``text_action`` (what
     was sent) and, on reset, ``turn``.
+
+    **Arguments** ``cases``, ``slots``, ``render_mode`` and every other keyword of
+    :class:`~batchgate_gym.envs.gate.BatchGateEnv` (scale knobs, limits), with its
+    bounds. The wrapper reads every text observation whole, so
+    ``max_observation_chars`` may not go below the text environment's default of
+    65,536 characters.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -61,8 +76,13 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     def __init__(
         self, cases: Any = None, *, slots: int = 4, render_mode: str | None = None, **text_kwargs: Any
     ):
-        if slots < 1:
-            raise ValueError("slots must be at least 1")
+        slots = check_int("slots", slots, 1, MAX_SLOTS)
+        check_int(  # the wrapper parses whole text observations: a cut one would break it
+            "max_observation_chars",
+            text_kwargs.get("max_observation_chars", TEXT_OBSERVATION_CHARS),
+            TEXT_OBSERVATION_CHARS,
+            MAX_OBSERVATION_CHARS,
+        )
         self.text_env = BatchGateEnv(cases, render_mode=render_mode, **text_kwargs)
         if self.text_env.limits.max_turns < 2:
             raise ValueError("the macro interface needs max_turns >= 2 (the opening action takes one)")

@@ -25,11 +25,20 @@ batch is also dealt to a second agent's list); ``max_turns`` (30, per agent);
 ``case_index`` and the generator's scale knobs pick the case; ``lists``
 (``{agent: [batch ids]}``) fixes the lists instead of dealing them. Other option
 keys are ignored.
+
+Bounds, checked before anything is built (a ``ValueError`` names the argument and
+its bound): ``n_agents`` 1 to 12; ``batches_per_agent`` 1 to 12, and for generated
+cases ``batches_per_agent * n_agents`` 2 to 12; ``overlap`` a number in [0, 1];
+``max_turns`` 1 to 10,000; ``max_calls_per_step`` 1 to 1,000;
+``max_observation_chars`` 256 to 1,048,576 (every observation, the reset one
+included, is cut to it with a marker); the scale knobs and ``case_seed`` as for
+:class:`~batchgate_gym.envs.gate.BatchGateEnv`, as reset options too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -38,7 +47,8 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
 from batchgate_gym.casebook import case_source
-from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
+from batchgate_gym.generator.build import MAX_BATCHES, MIN_BATCHES, check_int
+from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.team import TeamGame, agent_names, deal_lists
@@ -59,6 +69,7 @@ _CASE_OPTIONS = frozenset(
     }
 )
 _METADATA = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+MAX_AGENTS = 12
 
 
 class _TeamSetup:
@@ -79,24 +90,34 @@ class _TeamSetup:
     ) -> None:
         if render_mode is not None and render_mode not in _METADATA["render_modes"]:
             raise ValueError(f"render_mode must be one of {_METADATA['render_modes']}")
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
-        if not 0.0 <= overlap <= 1.0:
-            raise ValueError("overlap is a probability, between 0 and 1")
+        # Every argument is checked before anything is built or read.
+        limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        n_agents = check_int("n_agents", n_agents, 1, MAX_AGENTS)
+        batches_per_agent = check_int("batches_per_agent", batches_per_agent, 1, MAX_BATCHES)
+        if isinstance(overlap, bool) or not isinstance(overlap, Real) or not 0.0 <= overlap <= 1.0:
+            raise ValueError(f"overlap is a probability: a number in [0, 1], not {overlap!r}")
+        knobs = {}
+        if cases is None:
+            knobs["batches"] = batches_per_agent * n_agents
+            if not MIN_BATCHES <= knobs["batches"] <= MAX_BATCHES:
+                raise ValueError(
+                    f"batches_per_agent * n_agents is the number of batches of a generated case and"
+                    f" must be in {MIN_BATCHES}..{MAX_BATCHES}, not {batches_per_agent} * {n_agents}"
+                )
         self.render_mode = render_mode
         self.possible_agents = list(agent_names(n_agents))
         self.agents: list[str] = []
-        knobs = {"batches": batches_per_agent * n_agents} if cases is None else {}
         self.source = case_source(cases, **knobs)
+        self.max_observation_chars = limits.max_observation_chars
         self.overlap = overlap
         self.game = TeamGame(
             self.possible_agents,
-            EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars),
+            limits,
             sql_budget,
         )
         self.observation_spaces = {
             agent: spaces.Dict(
-                {"text": AsciiText(max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)}
+                {"text": AsciiText(limits.max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)}
             )
             for agent in self.possible_agents
         }
@@ -122,7 +143,11 @@ class _TeamSetup:
         lists = options.get("lists") or deal_lists(
             self.np_random, [b.batch_id for b in case.batches], self.possible_agents, self.overlap
         )
-        self.texts = self.game.start(case, lists)
+        # The task text can be longer than a low observation limit: cut like any other.
+        self.texts = {
+            agent: cut(text, self.max_observation_chars)
+            for agent, text in self.game.start(case, lists).items()
+        }
         self.agents = list(self.possible_agents)
         self._transcript = [f"[{agent}]\n{text}" for agent, text in self.texts.items()]
 

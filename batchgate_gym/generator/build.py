@@ -15,9 +15,9 @@ from typing import Any
 
 from ..contract import contract
 from .context import CaseContext
-from .defects import DEFECTS, Free, Rows
+from .defects import DEFECTS, EXTRA_POOL, Free, Rows
 from .edges import EDGES
-from .families import FAMILIES, Slot
+from .families import FAMILIES, Slot, variants
 from .ids import CUSTOMER_DIGITS, ORDER_DIGITS, digits_for
 from .plan import Layout, Plan, plan_case, rows_needed, with_extras
 from .rows import WAREHOUSE_CUSTOMERS, WAREHOUSE_ORDERS, customer_rows, order_rows
@@ -38,7 +38,7 @@ def build_case(
     *,
     family: str | None = None,
     variant: int | None = None,
-    rows_per_batch: tuple[int, int] = (3, 20),
+    rows_per_batch: int | tuple[int, int] = (3, 20),
     batches: int = 2,
     defects_per_batch: int = 1,
     case_id: str | None = None,
@@ -51,7 +51,10 @@ def build_case(
     variant in several batches (never all) and a clean family adds clean batches.
     Batches hold ``rows_per_batch`` rows (raised to what their defects need), and
     each defective batch carries at least ``defects_per_batch`` distinct
-    (column, type) defects, at most as many as its table has rules.
+    (column, type) defects, at most as many as its table has rules. Every argument
+    is checked by :func:`check_knobs` (and the seed by :func:`check_seed`) before
+    anything is built: ``rows_per_batch`` up to 100,000, ``batches`` 2 to 12,
+    ``defects_per_batch`` 1 to 9.
     """
     return compose(seed, family, variant, rows_per_batch, batches, defects_per_batch, case_id, Layout())
 
@@ -60,15 +63,24 @@ def compose(
     seed: int,
     family: str | None,
     variant: int | None,
-    rows_per_batch: tuple[int, int],
+    rows_per_batch: int | tuple[int, int],
     batches: int,
     defects_per_batch: int,
     case_id: str | None,
     layout: Layout,
 ) -> dict[str, Any]:
     """``build_case`` with a split's fixed layout (position and partner) on top."""
-    seed = operator.index(seed)
-    low, high = _check(family, variant, rows_per_batch, batches, defects_per_batch)
+    seed = check_seed(seed)
+    knobs = check_knobs(
+        family=family,
+        variant=variant,
+        rows_per_batch=rows_per_batch,
+        batches=batches,
+        defects_per_batch=defects_per_batch,
+    )
+    family, variant, batches = knobs["family"], knobs["variant"], knobs["batches"]
+    defects_per_batch = knobs["defects_per_batch"]
+    low, high = knobs["rows_per_batch"]
     rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
     plan = plan_case(rng, family, variant, batches, layout)
     slots = [with_extras(rng, slot, defects_per_batch) for slot in plan.slots]
@@ -87,26 +99,104 @@ def compose(
     }
 
 
-def _check(
-    family: str | None,
-    variant: int | None,
-    rows_per_batch: tuple[int, int],
-    batches: int,
-    defects_per_batch: int,
-) -> tuple[int, int]:
-    """Reject arguments that cannot make a valid case, with a message that says why."""
-    if family is not None and family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
-    if variant is not None and family is None:
-        raise ValueError("a variant number only means something within a family")
-    low, high = (operator.index(n) for n in rows_per_batch)
-    if not 1 <= low <= high:
-        raise ValueError(f"rows_per_batch must be (low, high) with 1 <= low <= high, not {rows_per_batch}")
-    if operator.index(batches) < 2:
-        raise ValueError("a case needs at least 2 batches: a defective batch always sits beside a clean one")
-    if operator.index(defects_per_batch) < 1:
-        raise ValueError("defects_per_batch must be at least 1")
-    return low, high
+# -- the scale knobs, checked in one place ---------------------------------------------------
+
+MAX_ROWS_PER_BATCH = 100_000
+MIN_BATCHES, MAX_BATCHES = 2, 12
+# The most distinct (column, defect type) pairs one batch can carry: every rule of its
+# table (orders 9, customers 5); a customers batch stops at its own table's count.
+MAX_DEFECTS_PER_BATCH = max(
+    len({defect.pair for defect in DEFECTS.values() if defect.table == table}) for table in EXTRA_POOL
+)
+SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
+KNOB_DEFAULTS: dict[str, Any] = {
+    "family": None,
+    "variant": None,
+    "rows_per_batch": (3, 20),
+    "batches": 2,
+    "defects_per_batch": 1,
+}
+
+
+def check_knobs(**knobs: Any) -> dict[str, Any]:
+    """Every scale knob checked and normalised, or a ``ValueError`` naming the knob and its bound.
+
+    ``family``: ``None`` or one of :data:`FAMILIES`. ``variant``: ``None`` or an int
+    in ``0 .. variants(family) - 1``, only with ``family``. ``rows_per_batch``: an
+    int or a ``(low, high)`` pair (tuple or list) of ints with
+    ``1 <= low <= high <= 100_000``; it comes back as a pair. ``batches``: an int in
+    ``2 .. 12``. ``defects_per_batch``: an int in ``1 .. 9``. Booleans are not ints
+    here. Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
+    Nothing is built: the check costs microseconds whatever the values.
+    """
+    unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
+    if unknown:
+        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(KNOB_DEFAULTS)}")
+    given = {**KNOB_DEFAULTS, **knobs}
+    family, variant = given["family"], given["variant"]
+    if family is not None and not (isinstance(family, str) and family in FAMILIES):
+        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {_show(family)}")
+    if variant is not None:
+        if family is None:
+            raise ValueError("variant needs family: a variant number only means something within a family")
+        count = variants(family)
+        variant = check_int(
+            "variant", variant, 0, count - 1, f"an int in 0..{count - 1} (the variants of {family!r})"
+        )
+    return {
+        "family": family,
+        "variant": variant,
+        "rows_per_batch": _rows_pair(given["rows_per_batch"]),
+        "batches": check_int("batches", given["batches"], MIN_BATCHES, MAX_BATCHES),
+        "defects_per_batch": check_int(
+            "defects_per_batch", given["defects_per_batch"], 1, MAX_DEFECTS_PER_BATCH
+        ),
+    }
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
+    return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")
+
+
+def check_int(name: str, value: Any, low: int, high: int, bound: str | None = None) -> int:
+    """``value`` as an int in ``low .. high``; a bool or a non-integer is refused."""
+    number = _as_int(value)
+    if number is None or not low <= number <= high:
+        bound = bound or f"an int in {low:,}..{high:,}"
+        raise ValueError(f"{name} must be {bound}, not {_show(value)}")
+    return number
+
+
+def _rows_pair(value: Any) -> tuple[int, int]:
+    pair = (value, value) if _as_int(value) is not None else value
+    if isinstance(pair, (tuple, list)) and len(pair) == 2:
+        low, high = (_as_int(n) for n in pair)
+        if low is not None and high is not None and 1 <= low <= high <= MAX_ROWS_PER_BATCH:
+            return low, high
+    raise ValueError(
+        "rows_per_batch must be an int or a (low, high) pair of ints with"
+        f" 1 <= low <= high <= {MAX_ROWS_PER_BATCH:,}, not {_show(value)}"
+    )
+
+
+def _as_int(value: Any) -> int | None:
+    """An int for ints and integer scalars such as ``numpy.int64``; ``None`` for anything else."""
+    if isinstance(value, bool):  # numpy's bool refuses operator.index by itself
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _show(value: Any) -> str:
+    """A short repr for an error message (a huge int has none)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _row_counts(rng: random.Random, slots: list[Slot], low: int, high: int) -> list[int]:

@@ -249,13 +249,28 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\U{code:08x}"
 
 
+_CUT_MARKER = "\n...[observation cut: {} more characters]"
+
+
 def cut(text: str, limit: int) -> str:
-    """Keep ``text`` within ``limit`` characters, saying how much was cut."""
+    """Keep ``text`` within ``limit`` characters, saying how many were cut.
+
+    The result is never longer than ``limit``. A cut text is its head followed by a
+    marker giving the exact number of characters dropped (the marker's own length
+    counts towards the limit). Below about 45 characters the marker cannot fit, and
+    the head alone is kept.
+    """
     if len(text) <= limit:
         return text
-    marker = f"\n...[observation cut: {len(text) - limit} more characters]"
-    marker = f"\n...[observation cut: {len(text) - limit + len(marker)} more characters]"
-    return text[: limit - len(marker)] + marker
+    removed = len(text) - limit
+    while True:  # the count's digits lengthen the marker, which drops more; at most a few rounds
+        marker = _CUT_MARKER.format(removed)
+        kept = limit - len(marker)
+        if kept < 0:
+            return text[: max(limit, 0)]
+        if len(text) - kept == removed:
+            return text[:kept] + marker
+        removed = len(text) - kept
 
 
 # One encoder for every result: json.dumps with options builds a new encoder per call.

@@ -9,6 +9,7 @@ length, and sealing the log when the episode ends.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,11 +34,50 @@ class Desk(Protocol):
     def call(self, call: ToolCall) -> dict[str, Any]: ...
 
 
+# Bounds of the episode limits, inclusive. An observation shorter than 256 characters
+# could not hold a turn header, one call and the cut marker.
+MAX_TURNS = 10_000
+MAX_CALLS_PER_STEP = 1_000
+MIN_OBSERVATION_CHARS = 256
+MAX_OBSERVATION_CHARS = 1_048_576
+
+
 @dataclass(frozen=True, slots=True)
 class EpisodeLimits:
+    """Per-episode limits, checked on construction: ``max_turns`` 1 to 10,000,
+    ``max_calls_per_step`` 1 to 1,000, ``max_observation_chars`` 256 to 1,048,576
+    (ints, not bools); anything else raises ``ValueError`` naming the limit."""
+
     max_turns: int = 30
     max_calls_per_step: int = 32
     max_observation_chars: int = 65_536
+
+    def __post_init__(self) -> None:
+        for name, low, high in (
+            ("max_turns", 1, MAX_TURNS),
+            ("max_calls_per_step", 1, MAX_CALLS_PER_STEP),
+            ("max_observation_chars", MIN_OBSERVATION_CHARS, MAX_OBSERVATION_CHARS),
+        ):
+            value = getattr(self, name)
+            number = None if isinstance(value, bool) else _index(value)
+            if number is None or not low <= number <= high:
+                raise ValueError(f"{name} must be an int in {low:,}..{high:,}, not {_short_repr(value)}")
+            object.__setattr__(self, name, number)
+
+
+def _index(value: object) -> int | None:
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _short_repr(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # an int too long to print, an object whose repr fails
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 @dataclass(frozen=True, slots=True)
