@@ -103,11 +103,11 @@ def split_cases(name: str) -> list[Case]:
     if cached is None:
         from .generator import split_path
 
-        cached = _SPLIT_CACHE[name] = load_cases(split_path(name))
-    return cached
+        cached = _SPLIT_CACHE[name] = tuple(load_cases(split_path(name)))
+    return list(cached)  # the caller's own list: the cases in it are read-only
 
 
-_SPLIT_CACHE: dict[str, list[Case]] = {}
+_SPLIT_CACHE: dict[str, tuple[Case, ...]] = {}
 
 
 def case_source(

@@ -61,8 +61,10 @@ class BatchGateEnv(gym.Env[str, str]):
     for procedural cases: ``family``, ``variant``, ``rows_per_batch`` (a number or
     a ``(low, high)`` pair; default ``(3, 20)``), ``batches`` (per case, default 2)
     and ``defects_per_batch`` (default 1). ``max_turns`` (30),
-    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``sql_budget``
-    and ``render_mode`` (``"ansi"``: :meth:`render` returns the transcript).
+    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``sql_budget``,
+    ``log_key`` (bytes: the log is chained with HMAC-SHA256 under this key, so that
+    only its holder can produce a log that replays) and ``render_mode`` (``"ansi"``:
+    :meth:`render` returns the transcript).
 
     **Bounds** checked before anything is built (a ``ValueError`` names the
     argument and its bound): ``rows_per_batch`` an int or a ``(low, high)`` pair of
@@ -96,6 +98,7 @@ class BatchGateEnv(gym.Env[str, str]):
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,
         sql_budget: SqlBudget | None = None,
+        log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -116,7 +119,7 @@ class BatchGateEnv(gym.Env[str, str]):
             cases = split
         procedural_only = {k: v for k, v in knobs.items() if v != KNOB_DEFAULTS[k]}
         self.source = case_source(cases, **(knobs if cases is None else procedural_only))
-        self.world = GateWorld(sql_budget)
+        self.world = GateWorld(sql_budget, log_key)
         self.episode: Episode | None = None
         self.action_space = AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
         self.observation_space = AsciiText(

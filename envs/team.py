@@ -21,6 +21,7 @@ with ``batches_per_agent * n_agents`` batches; or a JSONL path, a split name or 
 list of cases); ``batches_per_agent`` (2); ``overlap`` (0.25: the chance that a
 batch is also dealt to a second agent's list); ``max_turns`` (30, per agent);
 ``max_calls_per_step`` (32); ``max_observation_chars`` (65,536); ``sql_budget``;
+``log_key`` (bytes: chain the shared log with HMAC-SHA256, for ``replay_team(..., key=)``);
 ``render_mode`` (``"ansi"``). Reset options: ``case_seed``, ``case_id``,
 ``case_index`` and the generator's scale knobs pick the case; ``lists``
 (``{agent: [batch ids]}``) fixes the lists instead of dealing them. Other option
@@ -86,6 +87,7 @@ class _TeamSetup:
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,
         sql_budget: SqlBudget | None = None,
+        log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in _METADATA["render_modes"]:
@@ -114,6 +116,7 @@ class _TeamSetup:
             self.possible_agents,
             limits,
             sql_budget,
+            log_key,
         )
         self.observation_spaces = {
             agent: spaces.Dict(
