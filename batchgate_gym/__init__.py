@@ -14,7 +14,10 @@ from typing import Any
 
 from .cases import Case, CaseFormatError, load_cases
 from .contract import contract
+from .registration import register_envs
 from .tools import tool_schemas
+
+register_envs()  # the Gymnasium ids; the environment code loads only on gymnasium.make
 
 __version__ = "0.1.0"
 __all__ = ["Case", "CaseFormatError", "contract", "evaluate", "load_cases", "tool_schemas"]

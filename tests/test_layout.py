@@ -1,8 +1,10 @@
-"""The package layout the design fixes: a core that imports no Gymnasium, envs and
-policies installed inside ``batchgate_gym``, and nothing else at the top level."""
+"""The package layout the design fixes: a core that needs no Gymnasium (only its
+registration module touches Gymnasium's registry, and never loads environment code),
+envs and policies installed inside ``batchgate_gym``, and nothing else at the top level."""
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
@@ -13,31 +15,106 @@ import batchgate_gym
 
 ROOT = Path(__file__).resolve().parent.parent
 
+CORE = ROOT / "batchgate_gym"
+_NOT_CORE = ("app", "testing", "__main__")  # wiring and test helpers, not the core
+REGISTRATION = "batchgate_gym.registration"
+# What the core never imports: learning and multi-agent stacks, the environment code.
+_FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
+_OUTSIDE_CORE = ("batchgate_gym.envs", "batchgate_gym.policies", "batchgate_gym.app")
+
+
+def _core_modules() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(CORE.rglob("*.py")):
+        parts = path.relative_to(CORE).with_suffix("").parts
+        if parts[0] in _NOT_CORE or parts[-1] == "__main__":
+            continue
+        modules[".".join(("batchgate_gym", *(p for p in parts if p != "__init__")))] = path
+    return modules
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, bool]]:
+    """Every module ``path`` imports, resolved to an absolute name, and whether the
+    import runs when the module is imported (``False``: inside a function)."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    tree = ast.parse(path.read_text(), str(path))
+    in_function = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            in_function.update(id(child) for child in ast.walk(node) if child is not node)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            stem = ".".join([*base, *([node.module] if node.module else [])])
+            # ``from . import x`` may import a submodule: count both readings.
+            names = [stem] + [f"{stem}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [(name, id(node) not in in_function) for name in names]
+    return found
+
+
+def _is_within(name: str, roots: tuple[str, ...]) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
+def test_no_core_module_but_registration_imports_gymnasium_or_env_code():
+    modules = _core_modules()
+    assert {"batchgate_gym.world", "batchgate_gym.kernel.ledger", REGISTRATION} <= set(modules)
+    for module, path in modules.items():
+        for name, eager in _imports(module, path):
+            if module == REGISTRATION:
+                # Only Gymnasium's registry: the environments are named by string entry point.
+                assert _is_within(name, ("__future__", "gymnasium")), (module, name)
+                continue
+            assert not _is_within(name, _FORBIDDEN), (module, name)
+            assert not _is_within(name, _OUTSIDE_CORE[:2]), (module, name)
+            assert not (eager and _is_within(name, _OUTSIDE_CORE)), (module, name)
+
+
 _PROBE = """
-import importlib, json, pathlib, sys
-import batchgate_gym
-root = pathlib.Path(batchgate_gym.__file__).parent
-skip = ("app", "testing", "__main__")
-core = []
-for path in sorted(root.rglob("*.py")):
-    parts = path.relative_to(root).with_suffix("").parts
-    if parts[0] in skip or parts[-1] == "__main__":
-        continue
-    core.append(".".join(("batchgate_gym", *(p for p in parts if p != "__init__"))))
-for name in core:
+import importlib, json, sys
+if sys.argv[1] == "without-gymnasium":
+    sys.modules["gymnasium"] = None  # any import of it now fails
+for name in json.loads(sys.argv[2]):
     importlib.import_module(name)
-leaked = sorted(n for n in sys.modules if n.split(".")[0] in ("gymnasium", "pettingzoo", "torch", "ray")
-                or n.startswith(("batchgate_gym.envs", "batchgate_gym.policies", "batchgate_gym.app")))
-print(json.dumps({"core": core, "leaked": leaked}))
+registered = None
+if sys.modules.get("gymnasium") is not None:
+    registry = sys.modules["gymnasium"].registry
+    ids = ("batchgate_gym/BadBatchGate-v0", "batchgate_gym/BadBatchGateMacro-v0")
+    registered = {env_id: registry[env_id].entry_point for env_id in ids if env_id in registry}
+loaded = sorted(name for name, module in sys.modules.items() if module is not None)
+print(json.dumps({"modules": loaded, "registered": registered}))
 """
 
 
-def test_core_imports_neither_gymnasium_nor_envs_nor_policies():
-    out = json.loads(
-        subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True).stdout
-    )
-    assert "batchgate_gym.world" in out["core"] and "batchgate_gym.kernel.ledger" in out["core"]
-    assert out["leaked"] == []
+def _probe(mode: str) -> dict:
+    core = json.dumps(list(_core_modules()))
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, mode, core], capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out)
+
+
+def test_importing_the_core_loads_no_env_code_and_registers_by_name_only():
+    out = _probe("with-gymnasium")
+    leaked = [
+        name for name in out["modules"] if _is_within(name, _FORBIDDEN[1:]) or _is_within(name, _OUTSIDE_CORE)
+    ]
+    assert leaked == []
+    assert out["registered"] == {
+        "batchgate_gym/BadBatchGate-v0": "batchgate_gym.envs.gate:BatchGateEnv",
+        "batchgate_gym/BadBatchGateMacro-v0": "batchgate_gym.envs.macro:MacroGateEnv",
+    }
+
+
+def test_the_core_imports_without_gymnasium_installed():
+    out = _probe("without-gymnasium")
+    assert "batchgate_gym.world" in out["modules"] and out["registered"] is None
+    assert [name for name in out["modules"] if _is_within(name, (*_FORBIDDEN, *_OUTSIDE_CORE))] == []
 
 
 def test_envs_and_policies_install_inside_the_package(tmp_path):

@@ -1,0 +1,53 @@
+"""``import batchgate_gym`` registers the Gymnasium ids, without loading any environment code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+
+import gymnasium
+
+import batchgate_gym
+from batchgate_gym.registration import ENTRY_POINTS, ENV_ID, MACRO_ENV_ID, register_envs
+
+_MAKE_BOTH = """
+import json, sys
+import batchgate_gym, gymnasium
+before = sorted(name for name in sys.modules if name.startswith("batchgate_gym.envs"))
+env = gymnasium.make("batchgate_gym/BadBatchGate-v0", split="eval")
+observation, info = env.reset(seed=0)
+observation, reward, terminated, truncated, info = env.step("list_batches()")
+macro = gymnasium.make("batchgate_gym/BadBatchGateMacro-v0")
+vector, macro_info = macro.reset(seed=0)
+print(json.dumps({
+    "envs_before_make": before,
+    "text_ok": env.observation_space.contains(observation) and '"batch_id"' in observation,
+    "macro_ok": macro.observation_space.contains(vector),
+    "spec": env.spec.entry_point,
+}))
+"""
+
+
+def test_importing_the_package_alone_lets_gymnasium_make_both_ids() -> None:
+    out = subprocess.run([sys.executable, "-c", _MAKE_BOTH], capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    assert result["envs_before_make"] == [], "registration must not import the environments"
+    assert result["text_ok"] and result["macro_ok"]
+    assert result["spec"] == "batchgate_gym.envs.gate:BatchGateEnv"
+
+
+def test_registration_is_idempotent_and_shared_with_the_envs_package() -> None:
+    import batchgate_gym.envs as envs
+
+    assert (envs.ENV_ID, envs.MACRO_ENV_ID) == (ENV_ID, MACRO_ENV_ID)
+    specs = {env_id: gymnasium.registry[env_id] for env_id in ENTRY_POINTS}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # re-registering an id would warn
+        assert register_envs() == (ENV_ID, MACRO_ENV_ID)
+        assert register_envs() == (ENV_ID, MACRO_ENV_ID)
+    for env_id, entry_point in ENTRY_POINTS.items():
+        assert gymnasium.registry[env_id] is specs[env_id]
+        assert gymnasium.registry[env_id].entry_point == entry_point
+    assert batchgate_gym.registration.ENV_ID == ENV_ID
