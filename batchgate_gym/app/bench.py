@@ -167,7 +167,7 @@ def step_actions(env: Any) -> dict[str, str]:
 
 
 def steps_per_second(config: BenchConfig) -> dict[str, float]:
-    env = eval_env(max_turns=10**9)
+    env = eval_env(max_turns=config.steps + 1)  # no run reaches the turn limit
     env.reset(seed=0, options={"case_index": 0})
     out = {}
     for name, action in step_actions(env).items():
