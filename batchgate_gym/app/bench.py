@@ -51,7 +51,7 @@ class BenchConfig:
     vector_sizes: tuple[int, ...] = (1, 2, 4, 8)
     vector_steps: int = 300  # vector steps per repeat
     rows: tuple[int, ...] = (10, 100, 1_000, 10_000, 100_000)
-    batches: tuple[int, ...] = (2, 4, 8, 16)
+    batches: tuple[int, ...] = (2, 4, 8, 12)
     scaling_repeats: int = 3
 
     @classmethod
