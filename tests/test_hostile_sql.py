@@ -104,6 +104,10 @@ HOSTILE: dict[str, str] = {
     "printf-precision": "SELECT printf('%.2000000000f', 1.0)",
     "printf-over-limit": f"SELECT {_big(30000)}",
     "format-star": "SELECT format('%*d', 2000000000, 1)",
+    "printf-char-repeat": "SELECT length(printf('%.1000000000c', 'x'))",
+    "printf-star-repeat": "SELECT printf('%.*c', 1000000000, 'x')",
+    "format-star-repeat": "SELECT format('%.*c', -2147483647, 'x')",
+    "printf-repeat-per-row": f"{RECURSE} SELECT count(printf('%.*c', 1000000000 + n, 'x')) FROM r",
     # huge results
     "huge-rows": f"{RECURSE} SELECT {_big(19999)}, {_big(19999)}, {_big(19999)} FROM r",
     "wide-row": "SELECT " + ", ".join(f"{_big(19999)} AS c{i}" for i in range(64)),
@@ -133,6 +137,9 @@ MAY_ANSWER = {
     "printf-precision": "printf returns NULL past the value-length limit",
     "printf-over-limit": "printf returns NULL past the value-length limit",
     "format-star": "format returns NULL past the value-length limit",
+    "printf-char-repeat": "printf returns NULL past the value-length limit",
+    "printf-star-repeat": "printf returns NULL past the value-length limit",
+    "format-star-repeat": "format returns NULL past the value-length limit",
     "wide-row": "64 columns is the cap; every cell comes back cut to 200 characters",
     "huge-rows": "at most 50 rows, every cell cut to 200 characters",
 }

@@ -11,9 +11,12 @@ hold on three fronts at once:
 * nothing runs away: a progress handler interrupts a query past its VM-step,
   wall-clock or memory budget (the process's resident memory may not grow by
   more than ``max_memory_bytes`` during one query), connection limits cap value
-  length, LIKE patterns and result width, and temporary b-trees (sorts, DISTINCT,
-  recursive UNION) live in memory under that budget instead of spilling to files
-  on disk; SQLite's process-wide hard heap limit is the last line;
+  length, LIKE patterns and result width, the built-in functions whose work a
+  number sets (``printf``'s width and precision) are held to the same value limit
+  (:mod:`.sqlfuncs`), since one call is one VM instruction the handler cannot
+  interrupt, and temporary b-trees (sorts, DISTINCT, recursive UNION) live in
+  memory under that budget instead of spilling to files on disk; SQLite's
+  process-wide hard heap limit is the last line;
 * what the agent looked at is known from SQLite itself, by one definition that the
   live episode and replay share (:meth:`SqlGuard.tables_read`): the real tables
   whose b-tree (or one of whose indexes) the compiled query opens for reading, by
@@ -35,6 +38,8 @@ import sqlite3
 import sys
 import time
 from dataclasses import dataclass
+
+from .sqlfuncs import BoundedFunctions
 
 _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
@@ -148,6 +153,7 @@ class SqlGuard:
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
         conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, self.budget.max_columns)
+        BoundedFunctions(self.budget.max_value_bytes).install(conn)
         conn.execute(f"PRAGMA hard_heap_limit={int(self.budget.heap_limit_bytes)}")
         # Sorts and temporary b-trees would otherwise spill to temp files: a hostile
         # query wrote 266 MB to disk in its 2 s. In memory, the memory budget stops it.

@@ -1,0 +1,216 @@
+"""SQL functions whose work a number sets, bounded by the value-length limit.
+
+SQLite's value-length limit (``SQLITE_LIMIT_LENGTH``) makes a result that is too
+long fail, but it is checked as the result grows, not before the work starts. For
+almost every built-in function the work follows the size of the inputs, which the
+same limit already bounds. A few take a number that says how much to do instead: a
+``printf`` width or precision (``printf('%.1000000000c', 'x')`` appends one
+character a billion times inside a single VM instruction, four seconds that no
+progress handler can interrupt, before its result is thrown away as too long).
+
+Going through ``PRAGMA function_list`` with huge numbers, long strings and small
+values in every argument position (``tests/test_sqlfuncs.py``) finds ``printf`` and
+its alias ``format`` as the functions that class holds on SQLite 3.40: ``zeroblob``
+and ``randomblob`` (whose size is their argument) are refused outright by the
+guard's authorizer, and the others either clamp their number (``round`` to 30
+digits), walk their input (``substr``, ``replace``, ``char``, the JSON and date
+functions) or do a fixed amount of work.
+
+:class:`BoundedFunctions` registers, on a guarded connection, a checked ``printf``
+and ``format`` in place of the built-ins. Each reads its format the way SQLite does
+(flags, a literal or ``*`` width and precision, the conversion, which arguments
+each part takes) and lowers every width or precision above the value limit to one
+past it; then SQLite's own ``printf`` computes the result, on a private connection
+that has the same value limit and no authorizer. Lowering changes no result: a
+conversion that is at least that wide (padding, repeated characters, zero-padded or
+fixed-point digits) is already too long, so SQLite returns NULL either way, and a
+precision that only caps how much of a string is printed (``%.Ns``, ``%.Nq``) is
+past the length of any string that fits the limit. What the lowering takes away is
+the work: one call now costs at most the value limit per conversion in its format.
+
+Text that is not valid UTF-8 cannot pass through Python, so the checked functions
+fail on it where SQLite's own would format it (its result could not be read back
+through Python either).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+PRINTF_NAMES = ("printf", "format")
+
+# Conversions that take one argument; %n and %% take none, and anything else stops
+# SQLite's formatting where it stands (it returns NULL).
+_TAKES_ARGUMENT = frozenset("dsgzqQwcouxXfeEGipr")
+_FLAGS = frozenset("-+ #!0,")
+
+
+class BoundedFunctions:
+    """Checked ``printf``/``format`` for connections whose values are at most ``max_value_bytes``."""
+
+    __slots__ = ("_limit", "_private")
+
+    def __init__(self, max_value_bytes: int) -> None:
+        self._limit = int(max_value_bytes)
+        # SQLite's own printf runs here: same value limit, no authorizer, no progress
+        # handler. One connection per guard, reused by every call.
+        self._private = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._private.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._limit)
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        """Register the checked functions on ``conn`` under the built-ins' names."""
+        for name in PRINTF_NAMES:
+            conn.create_function(name, -1, self.printf, deterministic=True)
+
+    def printf(self, *args: object) -> object:
+        """SQLite's ``printf(format, ...)``, with every width and precision bounded."""
+        if args:
+            args = self._bounded(args)
+        marks = ", ".join("?" * len(args))
+        return self._private.execute(f"SELECT printf({marks})", args).fetchone()[0]
+
+    def _bounded(self, args: tuple[object, ...]) -> tuple[object, ...]:
+        """``args`` with each width or precision above the limit lowered to one past it."""
+        fmt = args[0]
+        if isinstance(fmt, bytes):  # a blob format is read as text, byte by byte
+            text = fmt.decode("latin-1")
+        elif isinstance(fmt, str):
+            text = fmt
+        else:
+            return args  # NULL, or a number's text: no conversion in it
+        if "%" not in text:
+            return args
+        edits, star_values = _oversized(text, args, self._limit, self._int64)
+        if not edits and not star_values:
+            return args
+        bound = str(self._limit + 1)
+        pieces, last = [], 0
+        for start, end in edits:
+            pieces += [text[last:start], bound]
+            last = end
+        pieces.append(text[last:])
+        new_text = "".join(pieces)
+        new_fmt: object = new_text.encode("latin-1") if isinstance(fmt, bytes) else new_text
+        new_args = [new_fmt, *args[1:]]
+        for index, negative in star_values.items():
+            new_args[index] = -(self._limit + 1) if negative else self._limit + 1
+        return tuple(new_args)
+
+    def _int64(self, value: object) -> int:
+        """The 64-bit integer SQLite reads from ``value`` (``sqlite3_value_int64``)."""
+        if value is None:
+            return 0
+        if isinstance(value, int):
+            return value
+        return int(self._private.execute("SELECT printf('%lld', ?)", (value,)).fetchone()[0])
+
+
+def _int32(value: int) -> int:
+    """C's ``(int)`` of a 64-bit integer: its low 32 bits, two's complement."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _oversized(
+    text: str, args: tuple[object, ...], limit: int, int64: Callable[[object], int]
+) -> tuple[list[tuple[int, int]], dict[int, bool]]:
+    """Where ``text``, formatted with ``args``, asks for a width or precision above ``limit``.
+
+    Returns the spans of literal digits to replace and, for ``*`` arguments, their
+    index in ``args`` and whether the value is negative (a negative width means
+    left-justified, a negative precision its absolute value; either way the sign is
+    kept). The walk follows SQLite 3.40's ``sqlite3_str_vappendf``: literal numbers
+    keep their low 31 bits, ``*`` numbers are read as 64-bit integers cast to
+    ``int``, a missing argument reads as 0, and formatting stops at a NUL or at a
+    conversion SQLite does not know.
+    """
+    edits: list[tuple[int, int]] = []
+    stars: dict[int, bool] = {}
+    used = 1  # args[0] is the format
+    n = text.find("\0")  # SQLite reads the format as a C string: it ends at a NUL
+    if n < 0:
+        n = len(text)
+
+    def at(i: int) -> str:
+        return text[i] if i < n else "\0"
+
+    def star() -> None:
+        # A width or precision read from the next argument; a missing one reads as 0.
+        nonlocal used
+        if used < len(args):
+            value = _int32(int64(args[used]))
+            # Negative means left-justified (a width) or is taken as positive (a
+            # precision); the most negative int means no width or precision at all.
+            if abs(value) > limit and value != -(1 << 31):
+                stars[used] = value < 0
+            used += 1
+
+    i = text.find("%", 0, n)
+    while i >= 0:
+        i += 1
+        c = at(i)
+        if c == "\0":
+            break
+        while True:  # flags, width, precision and length, as SQLite reads them
+            done = False
+            if c in _FLAGS:
+                pass
+            elif c == "l":
+                i += 1
+                c = at(i)
+                if c == "l":
+                    i += 1
+                    c = at(i)
+                done = True
+            elif "1" <= c <= "9":
+                start, number = i, 0
+                while "0" <= c <= "9":
+                    number = (number * 10 + ord(c) - 48) & 0xFFFFFFFF
+                    i += 1
+                    c = at(i)
+                if number & 0x7FFFFFFF > limit:
+                    edits.append((start, i))
+                if c != "." and c != "l":
+                    done = True
+                else:
+                    i -= 1
+            elif c == "*":
+                star()
+                if at(i + 1) != "." and at(i + 1) != "l":
+                    i += 1
+                    c = at(i)
+                    done = True
+            elif c == ".":
+                i += 1
+                c = at(i)
+                if c == "*":
+                    star()
+                    i += 1
+                    c = at(i)
+                else:
+                    start, number = i, 0
+                    while "0" <= c <= "9":
+                        number = (number * 10 + ord(c) - 48) & 0xFFFFFFFF
+                        i += 1
+                        c = at(i)
+                    if number & 0x7FFFFFFF > limit:
+                        edits.append((start, i))
+                if c == "l":
+                    i -= 1
+                else:
+                    done = True
+            else:
+                done = True
+            if done:
+                break
+            i += 1
+            c = at(i)
+            if c == "\0":
+                break
+        if c in _TAKES_ARGUMENT:
+            used += used < len(args)
+        elif c not in "n%":
+            break  # SQLite stops formatting here
+        i = text.find("%", i + 1, n)
+    return edits, stars
