@@ -200,14 +200,15 @@ def test_sorts_and_unions_do_not_spill_to_disk(outcomes: dict[str, dict[str, Any
 HEAP_CHILD = """
 import json, sys
 from batchgate_gym.cases import load_cases
-from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.kernel.sqlguard import SqlBudget, set_process_heap_limit
 from batchgate_gym.world import GateWorld
 
 case = load_cases(sys.argv[1])[0]
 out = {}
 default = GateWorld()
 out["default_limit"] = default.conn.execute("PRAGMA hard_heap_limit").fetchone()[0]
-tight = GateWorld(SqlBudget(heap_limit_bytes=24 << 20, max_memory_bytes=1 << 40, max_seconds=60.0))
+set_process_heap_limit(24 << 20)
+tight = GateWorld(SqlBudget(max_memory_bytes=1 << 40, max_seconds=60.0))
 tight.reset(case)
 out["tight_limit"] = tight.conn.execute("PRAGMA hard_heap_limit").fetchone()[0]
 out["hog"] = tight.run_sql(sys.argv[2])
@@ -222,10 +223,10 @@ print(json.dumps(out))
 def test_the_hard_heap_limit_is_process_wide_only_lowers_and_leaves_the_connection_usable() -> None:
     """SQLite's hard heap limit stops a query the other budgets let run, in a child process.
 
-    The limit belongs to the process: a world built with a smaller one lowers it for
-    every world in that process, and a later default budget cannot raise it again.
+    The limit belongs to the process: lowered on purpose (``set_process_heap_limit``)
+    it holds for every world in that process, and a later world cannot raise it again.
     """
-    from batchgate_gym.kernel.sqlguard import SqlBudget
+    from batchgate_gym.kernel.sqlguard import PROCESS_HEAP_LIMIT_BYTES
 
     hog = HOSTILE["json-group-array"]
     done = subprocess.run(
@@ -233,7 +234,7 @@ def test_the_hard_heap_limit_is_process_wide_only_lowers_and_leaves_the_connecti
     )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
-    assert out["default_limit"] == SqlBudget().heap_limit_bytes
+    assert out["default_limit"] == PROCESS_HEAP_LIMIT_BYTES
     assert out["tight_limit"] == 24 << 20
     assert "memory" in out["hog"]["error"]
     assert out["after"]["rows"][0][0] > 0

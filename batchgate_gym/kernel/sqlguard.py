@@ -15,8 +15,12 @@ hold on three fronts at once:
   number sets (``printf``'s width and precision) are held to the same value limit
   (:mod:`.sqlfuncs`), since one call is one VM instruction the handler cannot
   interrupt, and temporary b-trees (sorts, DISTINCT, recursive UNION) live in
-  memory under that budget instead of spilling to files on disk; SQLite's
-  process-wide hard heap limit is the last line;
+  memory under that budget instead of spilling to files on disk. Every one of
+  these limits belongs to the guard's own connection, so two environments with
+  different budgets each keep theirs. SQLite's hard heap limit is the last line;
+  it belongs to the whole process, so no budget carries it: it is set once, to
+  :data:`PROCESS_HEAP_LIMIT_BYTES`, when the first guard is built, and lowered
+  only on purpose, with :func:`set_process_heap_limit`;
 * what the agent looked at is known from SQLite itself, by one definition that the
   live episode and replay share (:meth:`SqlGuard.tables_read`): the real tables
   whose b-tree (or one of whose indexes) the compiled query opens for reading, by
@@ -66,7 +70,45 @@ class SqlBudget:
     max_blob_bytes: int = 100
     max_query_chars: int = 20_000
     max_memory_bytes: int = 64 << 20  # growth of resident memory allowed during one query
-    heap_limit_bytes: int = 1 << 30  # process-wide ceiling on SQLite's own allocations
+
+
+PROCESS_HEAP_LIMIT_BYTES = 1 << 30
+"""SQLite's hard heap limit for this process, set when the first guard is built.
+
+The limit is SQLite's ceiling on its own allocations, across every connection in
+the process, and a pragma can lower it but never raise it. A per-budget setting
+would let a second environment with a smaller one silently shrink the first's, so
+it is a process setting instead: applied once, and changed only through
+:func:`set_process_heap_limit`.
+"""
+_process_heap = {"applied": False}
+
+
+def set_process_heap_limit(limit_bytes: int) -> int:
+    """Lower SQLite's hard heap limit for the whole process, deliberately; return the limit now.
+
+    Every connection and every environment in the process shares the new limit, and
+    it stays for the life of the process: SQLite only ever lowers it, so a request
+    above the limit already in force changes nothing. Called before the first guard
+    is built, it replaces :data:`PROCESS_HEAP_LIMIT_BYTES` (a larger value is then
+    kept too); the first guard no longer applies the default.
+    """
+    if int(limit_bytes) <= 0:
+        raise ValueError("the heap limit must be a positive number of bytes")
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(f"PRAGMA hard_heap_limit={int(limit_bytes)}")
+        limit = int(conn.execute("PRAGMA hard_heap_limit").fetchone()[0])
+    finally:
+        conn.close()
+    _process_heap["applied"] = True
+    return limit
+
+
+def _apply_process_heap_limit(conn: sqlite3.Connection) -> None:
+    if not _process_heap["applied"]:
+        conn.execute(f"PRAGMA hard_heap_limit={int(PROCESS_HEAP_LIMIT_BYTES)}")
+        _process_heap["applied"] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +196,7 @@ class SqlGuard:
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
         conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, self.budget.max_columns)
         BoundedFunctions(self.budget.max_value_bytes).install(conn)
-        conn.execute(f"PRAGMA hard_heap_limit={int(self.budget.heap_limit_bytes)}")
+        _apply_process_heap_limit(conn)
         # Sorts and temporary b-trees would otherwise spill to temp files: a hostile
         # query wrote 266 MB to disk in its 2 s. In memory, the memory budget stops it.
         conn.execute("PRAGMA temp_store=MEMORY")
