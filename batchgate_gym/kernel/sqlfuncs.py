@@ -53,10 +53,11 @@ class BoundedFunctions:
 
     def __init__(self, max_value_bytes: int) -> None:
         self._limit = int(max_value_bytes)
-        # SQLite's own printf runs here: same value limit, no authorizer, no progress
-        # handler. One connection per guard, reused by every call.
-        self._private = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._private.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._limit)
+        # SQLite's own printf runs on a private connection: same value limit, no
+        # authorizer, no progress handler. Opened on the first call (most episodes
+        # never format anything, and a thousand live environments should not hold a
+        # thousand idle connections), then reused by every call.
+        self._private: sqlite3.Connection | None = None
 
     def install(self, conn: sqlite3.Connection) -> None:
         """Register the checked functions on ``conn`` under the built-ins' names."""
@@ -68,7 +69,13 @@ class BoundedFunctions:
         if args:
             args = self._bounded(args)
         marks = ", ".join("?" * len(args))
-        return self._private.execute(f"SELECT printf({marks})", args).fetchone()[0]
+        return self._connection().execute(f"SELECT printf({marks})", args).fetchone()[0]
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._private is None:
+            self._private = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._private.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._limit)
+        return self._private
 
     def _bounded(self, args: tuple[object, ...]) -> tuple[object, ...]:
         """``args`` with each width or precision above the limit lowered to one past it."""
@@ -103,7 +110,7 @@ class BoundedFunctions:
             return 0
         if isinstance(value, int):
             return value
-        return int(self._private.execute("SELECT printf('%lld', ?)", (value,)).fetchone()[0])
+        return int(self._connection().execute("SELECT printf('%lld', ?)", (value,)).fetchone()[0])
 
 
 def _int32(value: int) -> int:
