@@ -5,7 +5,7 @@ and with or without a log key: the exported log replays to exactly the live scor
 (pinned to the reported head, and to the key where there is one), and every
 single edit, deletion, duplication, reordering, cut, re-chaining or re-sealing of
 it, and its replay under any other case, is refused with ``LogIntegrityError``.
-Bounded by the ``ci`` profile; ``--hypothesis-profile=long`` runs 10,000 examples.
+300 examples per property in CI; ``--hypothesis-profile=long`` runs 10,000.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchgate_gym import LogIntegrityError, replay
@@ -24,6 +24,8 @@ from batchgate_gym.testing import cases, episodes, render_action, sql_budgets, t
 SCALE = {"rows_per_batch": (1, 10), "batches": st.integers(2, 4), "defects_per_batch": st.integers(1, 2)}
 KEYS = st.none() | st.binary(min_size=1, max_size=16)
 BUDGETS = st.none() | sql_budgets()
+# A few hundred examples in CI (the ci profile's default is smaller); the long profile's 10,000.
+EXAMPLES = settings(max_examples=max(300, settings.default.max_examples))
 
 
 def play(case: Any, steps: list[list[ToolCall]], budget: Any, key: bytes | None) -> BatchGateEnv:
@@ -36,6 +38,7 @@ def play(case: Any, steps: list[list[ToolCall]], budget: Any, key: bytes | None)
     return env, env.step("submit_report([], [])")[4]
 
 
+@EXAMPLES
 @given(episodes(**SCALE), BUDGETS, KEYS, st.data())
 def test_every_genuine_log_replays_and_every_single_change_is_refused(
     episode: Any, budget: Any, key: bytes | None, data: st.DataObject
@@ -56,6 +59,7 @@ def test_every_genuine_log_replays_and_every_single_change_is_refused(
     assert kind
 
 
+@EXAMPLES
 @given(episodes(**SCALE), cases(**SCALE), KEYS)
 def test_a_log_never_replays_under_another_case(episode: Any, other: Any, key: bytes | None) -> None:
     case, steps = episode
