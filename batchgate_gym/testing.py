@@ -300,7 +300,8 @@ def rechained(log: list[dict[str, Any]], key: bytes | None = None) -> list[dict[
     return log
 
 
-def _changed(value: Any) -> Any:
+def changed_value(value: Any) -> Any:
+    """A different value of the same JSON kind."""
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
@@ -333,7 +334,7 @@ def tampered_logs(log: Sequence[dict[str, Any]]) -> st.SearchStrategy[tuple[str,
             # Re-chaining rewrites seq and the hashes, so only a change of content survives it.
             names = sorted(target if kind == "edit" or target is not out[at] else _CONTENT_FIELDS)
             name = draw_(st.sampled_from(names))
-            target[name] = _changed(target[name])
+            target[name] = changed_value(target[name])
             if kind == "rechain":
                 rechained(out)
         elif kind == "delete":
@@ -443,6 +444,7 @@ __all__ = [
     "case_dicts",
     "case_names",
     "cases",
+    "changed_value",
     "episodes",
     "near_valid_actions",
     "rechained",

@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 from batchgate_gym.app.evaluate import as_policy
 from batchgate_gym.cases import Case
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.kernel.ledger import ENTRY_FIELDS, GENESIS, LogIntegrityError, entry_hash
+from batchgate_gym.kernel.ledger import ENTRY_FIELDS, LogIntegrityError
 from batchgate_gym.policies import ATTACKERS, REFERENCE_POLICIES
 from batchgate_gym.scoring import replay
+from batchgate_gym.testing import changed_value, rechained
 
 FIXTURE = Path(__file__).parent / "data" / "seed_eval_curated.jsonl"
 PLAYS = [("careful", 4), ("naive", 3), ("refuse-all", 9), ("sql-write", 20), ("double-load", 26)]
@@ -50,21 +51,10 @@ def episode(request: pytest.FixtureRequest) -> tuple[Case, Log, dict[str, Any]]:
     return play(*request.param)
 
 
-def rechain(log: Log, start: int = 0) -> Log:
-    """Recompute every link and hash from ``start`` on: what a forger would do."""
-    prev = log[start - 1]["hash"] if start else GENESIS
-    for position, entry in enumerate(log[start:], start=start):
-        entry["seq"] = position
-        entry["prev_hash"] = prev
-        entry["hash"] = entry_hash(entry)
-        prev = entry["hash"]
-    return log
-
-
 def reseal(log: Log) -> Log:
     """Make the seal count what is left, then re-chain."""
     log[-1]["args"]["entries"] = len(log) - 1
-    return rechain(log)
+    return rechained(log)
 
 
 def own_head(log: Any) -> str:
@@ -89,24 +79,13 @@ def test_replay_without_head_or_key_is_refused_outright(episode: Any) -> None:
         replay(case, log)
 
 
-def _changed(value: Any) -> Any:
-    """A different value of the same kind."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, str):
-        return value + "x"
-    return {**value, "extra": 1}
-
-
 def _edits(log: Log) -> list[tuple[str, Log]]:
     """One changed field, one deleted, swapped, duplicated entry, or a cut, at every position."""
     out: list[tuple[str, Log]] = []
     for position, entry in enumerate(log):
         for field in ENTRY_FIELDS:
             edited = copy.deepcopy(log)
-            edited[position][field] = _changed(entry[field])
+            edited[position][field] = changed_value(entry[field])
             out.append((f"{field}@{position}", edited))
         out.append((f"delete@{position}", log[:position] + log[position + 1 :]))
         out.append((f"duplicate@{position}", log[: position + 1] + log[position:]))
@@ -136,7 +115,7 @@ def test_edits_rehashed_by_a_forger_are_caught_against_the_recorded_head(episode
     for position in range(len(log) - 1):
         forged = copy.deepcopy(log)
         forged[position]["note"] = "nothing to see"
-        rechain(forged, position)
+        rechained(forged)
         replay(case, forged, head=own_head(forged))  # the chain alone cannot tell
         with pytest.raises(LogIntegrityError, match="head"):
             replay(case, forged, head=info["log_head"])
@@ -166,7 +145,7 @@ def test_a_plausible_forgery_passes_the_chain_but_not_the_head() -> None:
         if entry["action"] == "submit_report":
             entry["args"]["loaded"].remove(bad.batch_id)
             entry["args"]["quarantined"] = [bad.batch_id]
-    rechain(forged)
+    rechained(forged)
     assert replay(case, forged, head=own_head(forged)).reward > info["score"]["reward"]  # why the head
     with pytest.raises(LogIntegrityError, match="head"):
         replay(case, forged, head=info["log_head"])
@@ -203,7 +182,7 @@ def test_malformed_arguments_rehashed_are_an_integrity_error(name: str) -> None:
     case, log, _info = play("naive" if action == "load_batch" else "refuse-all", 9)
     forged = copy.deepcopy(log)
     break_args(next(e for e in forged if e["action"] == action)["args"])
-    rechain(forged)
+    rechained(forged)
     with pytest.raises(LogIntegrityError):
         replay(case, forged, head=own_head(forged))
 
@@ -222,7 +201,7 @@ def test_entries_of_the_wrong_shape_are_an_integrity_error_even_rehashed(forge: 
     case, log, _info = play("careful", 4)
     forged = forge(copy.deepcopy(log))
     if all(isinstance(entry, dict) for entry in forged):
-        rechain(forged)
+        rechained(forged)
     with pytest.raises(LogIntegrityError):
         replay(case, forged, head=own_head(forged))
 
@@ -260,7 +239,7 @@ def test_replay_of_any_mutated_log_never_crashes_and_the_head_catches_every_chan
     key = data.draw(st.sampled_from(sorted(target)))
     target[key] = value
     if rehash:
-        rechain(mutated, position)
+        rechained(mutated)
     with contextlib.suppress(LogIntegrityError):  # a forger's own head: a score or this error, never a crash
         replay(case, mutated, head=own_head(mutated))
     if json.dumps(mutated, sort_keys=True) == json.dumps(log, sort_keys=True):
@@ -318,7 +297,7 @@ def _with_executed_query(query: str) -> tuple[Case, Log]:
     forged = copy.deepcopy(log)
     sql = next(e for e in forged if e["action"] == "run_sql" and e["executed"])
     sql["args"]["query"] = query
-    return case, rechain(forged)
+    return case, rechained(forged)
 
 
 @pytest.mark.parametrize(
@@ -370,7 +349,7 @@ def test_logs_of_any_shape_raise_only_the_integrity_error(log: Any, rehash: bool
     case, _genuine, _info = _cached("careful", 4)
     if rehash and isinstance(log, list) and all(isinstance(e, dict) for e in log):
         with contextlib.suppress(Exception):
-            rechain(log)
+            rechained(log)
     with pytest.raises(LogIntegrityError):
         replay(case, log, head=own_head(log))
     with pytest.raises(LogIntegrityError):
@@ -398,7 +377,7 @@ def test_a_keyed_log_replays_with_its_key_and_a_rechained_forgery_does_not() -> 
         replay(case, log, key=b"another key")
     forged = copy.deepcopy(log)
     forged[-2]["args"]["loaded"] = []  # the report, rewritten and re-chained without the key
-    rechain(forged)
+    rechained(forged)
     with pytest.raises(LogIntegrityError, match="hash"):
         replay(case, forged, key=key)
     # The unkeyed chain does not verify a keyed log either: its hashes are HMACs.

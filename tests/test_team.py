@@ -22,6 +22,7 @@ from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 from batchgate_gym.policies import NaivePolicy
 from batchgate_gym.policies.team import TEAM_POLICIES
 from batchgate_gym.team import agent_of, deal_lists, replay_team
+from batchgate_gym.testing import rechained
 
 SEED = 11
 
@@ -205,16 +206,6 @@ def test_the_score_replays_from_the_log_alone_and_tampering_is_caught():
         replay_team(team.game.case, forged, head=head)
 
 
-def _rechain(log: list[dict]) -> list[dict]:
-    from batchgate_gym.kernel.ledger import GENESIS, entry_hash
-
-    prev = GENESIS
-    for entry in log:
-        entry["prev_hash"] = prev
-        entry["hash"] = prev = entry_hash(entry)
-    return log
-
-
 @pytest.mark.parametrize("keyed", [False, True], ids=["head", "key"])
 def test_a_rechained_team_log_that_would_raise_the_score_is_refused(keyed):
     key = b"team key" if keyed else None
@@ -235,7 +226,7 @@ def test_a_rechained_team_log_that_would_raise_the_score_is_refused(keyed):
                 "defect_type": cited.defect_type,
                 "agent": entry["args"]["agent"],
             }
-    _rechain(forged)
+    rechained(forged)
     if not keyed:  # the chain alone cannot tell, and the forgery pays
         assert replay_team(case, forged, head=forged[-1]["hash"]).score.reward > honest.score.reward
     with pytest.raises(LogIntegrityError):

@@ -153,6 +153,16 @@ def _oversized(
                 stars[used] = value < 0
             used += 1
 
+    def literal(start: int) -> int:
+        # A width or precision written out: SQLite keeps its low 31 bits.
+        end, number = start, 0
+        while "0" <= at(end) <= "9":
+            number = (number * 10 + ord(at(end)) - 48) & 0xFFFFFFFF
+            end += 1
+        if number & 0x7FFFFFFF > limit:
+            edits.append((start, end))
+        return end
+
     i = text.find("%", 0, n)
     while i >= 0:
         i += 1
@@ -171,13 +181,8 @@ def _oversized(
                     c = at(i)
                 done = True
             elif "1" <= c <= "9":
-                start, number = i, 0
-                while "0" <= c <= "9":
-                    number = (number * 10 + ord(c) - 48) & 0xFFFFFFFF
-                    i += 1
-                    c = at(i)
-                if number & 0x7FFFFFFF > limit:
-                    edits.append((start, i))
+                i = literal(i)
+                c = at(i)
                 if c != "." and c != "l":
                     done = True
                 else:
@@ -196,13 +201,8 @@ def _oversized(
                     i += 1
                     c = at(i)
                 else:
-                    start, number = i, 0
-                    while "0" <= c <= "9":
-                        number = (number * 10 + ord(c) - 48) & 0xFFFFFFFF
-                        i += 1
-                        c = at(i)
-                    if number & 0x7FFFFFFF > limit:
-                        edits.append((start, i))
+                    i = literal(i)
+                    c = at(i)
                 if c == "l":
                     i -= 1
                 else:
