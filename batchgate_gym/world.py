@@ -22,7 +22,7 @@ from typing import Any
 from .cases import Case, StagingBatch
 from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
 from .kernel.codec import ToolCall, ToolSpec
-from .kernel.ledger import Ledger
+from .kernel.ledger import Ledger, LogEntry
 from .kernel.plain import fresh
 from .kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
 from .profile import profile_rows
@@ -183,6 +183,7 @@ class GateWorld:
         self.guard = SqlGuard(self.conn, budget)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
+        self._first_entries: dict[str, LogEntry] = {}  # case digest -> its log's entry 0
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
@@ -207,8 +208,16 @@ class GateWorld:
 
     def _reset_state(self) -> None:
         self.ledger = self.new_ledger()
-        if self.prepared is not None:
-            self.ledger.begin(self.prepared.case.digest, self.log_settings())
+        if self.prepared is None:
+            return
+        digest = self.prepared.case.digest
+        first = self._first_entries.get(digest)
+        if first is None:
+            if len(self._first_entries) >= 1024:  # procedural play meets each case once
+                self._first_entries.clear()
+            first = self._first_entries[digest] = self.ledger.begin(digest, self.log_settings())
+        else:
+            self.ledger.begin_as(first)
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None
