@@ -20,7 +20,7 @@ from typing import Any
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 from .kernel.ledger import canonical_json
-from .kernel.plain import fresh, frozen
+from .kernel.plain import frozen
 
 _TABLE_NAME_CHARS = re.compile(r"[^a-z0-9_]")
 _KEY_SETS = {table: frozenset(columns) for table, columns in TABLE_COLUMNS.items()}
@@ -124,7 +124,7 @@ def _digest(case: Case) -> str:
         case.variant,
         case.seed,
         case.prompt,
-        fresh(case.contract),
+        case.contract,  # read-only, and encoded as the plain JSON it came from
         case.customers,
         case.orders,
         batches,

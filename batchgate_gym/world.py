@@ -23,7 +23,7 @@ from .cases import Case, StagingBatch
 from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
 from .kernel.codec import ToolCall, ToolSpec
 from .kernel.ledger import Ledger, LogEntry
-from .kernel.plain import fresh
+from .kernel.plain import frozen
 from .kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
 from .profile import profile_rows
 from .tools import GATE_TOOLS
@@ -87,20 +87,23 @@ class PreparedCase:
     case: Case
     image: bytes
     inserts: dict[str, list[tuple[Any, ...]]]
-    listing: dict[str, Any]
+    listing: Mapping[str, Any]  # read-only: every world of this case hands it out
     reference_mart: float  # the mart had every clean batch been loaded once, customers first
-    _profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _profiles: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    def profile(self, batch: StagingBatch) -> dict[str, Any]:
+    def profile(self, batch: StagingBatch) -> Mapping[str, Any]:
+        """The batch's column profile, made on first use; read-only, as every world shares it."""
         cached = self._profiles.get(batch.batch_id)
         if cached is None:
             columns = profile_rows(batch.columns, batch.rows)
-            cached = {
-                "batch_id": batch.batch_id,
-                "table": batch.table,
-                "rows": len(batch.rows),
-                "columns": columns,
-            }
+            cached = frozen(
+                {
+                    "batch_id": batch.batch_id,
+                    "table": batch.table,
+                    "rows": len(batch.rows),
+                    "columns": columns,
+                }
+            )
             self._profiles[batch.batch_id] = cached
         return cached
 
@@ -147,18 +150,20 @@ def _build(case: Case) -> PreparedCase:
                 conn.executemany(_INSERT[table], inserts[batch.batch_id])
     reference = mart_usd(conn)
     conn.close()
-    listing = {
-        "batches": [
-            {
-                "batch_id": b.batch_id,
-                "table": b.table,
-                "rows": len(b.rows),
-                "staging_table": b.staging_table,
-                "source": b.source,
-            }
-            for b in case.batches
-        ]
-    }
+    listing = frozen(
+        {
+            "batches": [
+                {
+                    "batch_id": b.batch_id,
+                    "table": b.table,
+                    "rows": len(b.rows),
+                    "staging_table": b.staging_table,
+                    "source": b.source,
+                }
+                for b in case.batches
+            ]
+        }
+    )
     return PreparedCase(case, image, inserts, listing, reference)
 
 
@@ -261,11 +266,11 @@ class GateWorld:
 
     def read_contract(self) -> dict[str, Any]:
         self.ledger.append("read_contract", {}, True)
-        return fresh(self.case.contract)
+        return self.case.contract
 
     def list_batches(self) -> dict[str, Any]:
         self.ledger.append("list_batches", {}, True)
-        return fresh(self.prepared.listing)
+        return self.prepared.listing
 
     def profile_batch(self, batch_id: str) -> dict[str, Any]:
         args = {"batch_id": batch_id}
@@ -273,7 +278,7 @@ class GateWorld:
         if refused:
             return refused
         self.ledger.append("profile_batch", args, True)
-        return fresh(self.prepared.profile(self.case.batch(batch_id)))
+        return self.prepared.profile(self.case.batch(batch_id))
 
     def run_sql(self, query: str) -> dict[str, Any]:
         try:

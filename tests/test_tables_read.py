@@ -117,39 +117,40 @@ def test_the_inspected_term_follows_the_same_rule() -> None:
 
 
 # -- shared objects stay unchanged whatever a caller does with what it got -------------------------
-def test_tool_results_and_splits_are_the_callers_own() -> None:
+def test_tool_results_are_read_only_and_splits_are_the_callers_own() -> None:
     case = split_cases("eval")[0]
     world = GateWorld()
     world.reset(case)
     batch_id = case.batches[0].batch_id
-    for result in (world.list_batches(), world.profile_batch(batch_id), world.read_contract()):
-        before = json.dumps(result, sort_keys=True)
-        mutate(result)
-        assert json.dumps(result, sort_keys=True) != before
-    fresh = GateWorld()
-    fresh.reset(case)
-    assert fresh.list_batches()["batches"][0]["batch_id"] == batch_id
-    assert fresh.profile_batch(batch_id)["rows"] == len(case.batches[0].rows)
-    assert fresh.read_contract() == json.loads(json.dumps(dict(case.contract)))
+    before = [world.list_batches(), world.profile_batch(batch_id), world.read_contract()]
+    snapshot = json.dumps(before, sort_keys=True)
+    for result in before:
+        for change in _changes(result):
+            with pytest.raises((TypeError, AttributeError)):
+                change()
+    other = GateWorld()
+    other.reset(case)
+    after = [other.list_batches(), other.profile_batch(batch_id), other.read_contract()]
+    assert json.dumps(after, sort_keys=True) == snapshot
     split = split_cases("eval")
     split.clear()
     assert len(split_cases("eval")) == 32
-    with pytest.raises(TypeError):
-        case.contract["rules"] = []  # type: ignore[index]
 
 
-def mutate(value: Any) -> None:
-    """Change a result in place, as deep as it goes."""
-    for item in value.values() if isinstance(value, dict) else value:
-        if isinstance(item, (dict, list)):
-            mutate(item)
+def _changes(value: Any) -> list[Any]:
+    """Every way to change ``value`` in place, at every depth, as zero-argument calls."""
+    out: list[Any] = []
     if isinstance(value, dict):
-        value["changed"] = True
-        for key in list(value):
-            if key != "changed" and not isinstance(value[key], (dict, list)):
-                value[key] = "changed"
+        out += [lambda: value.__setitem__("changed", 1), lambda: value.pop(next(iter(value)))]
+        out += [lambda: value.update(changed=1), value.clear]
+        items = list(value.values())
     else:
-        value.append("changed")
+        out += [lambda: value.append(1)]  # tuples have no append: AttributeError
+        items = list(value)
+    for item in items:
+        if isinstance(item, (dict, list, tuple)):
+            out += _changes(item)
+    return out
 
 
 def test_the_answer_follows_the_schema_not_a_cached_one() -> None:

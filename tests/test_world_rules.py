@@ -49,7 +49,7 @@ def test_profile_batch_statistics(world):
     assert amount["n_blank"] == 1 and amount["n_null"] == 0 and amount["n_distinct"] == 2
     assert (amount["min"], amount["max"]) == (" ", "5.00")  # compared as strings
     assert (amount["numeric_min"], amount["numeric_max"]) == (5.0, 5.0)
-    assert profile["columns"]["currency"]["top_values"] == [["USD", 2]]
+    assert profile["columns"]["currency"]["top_values"] == (("USD", 2),)  # read-only: shared by worlds
     assert world.profile_batch("B-9") == {"error": "unknown batch 'B-9'; list_batches gives the ids"}
     assert log(world)[-1] == ("profile_batch", {"batch_id": "B-9"}, False)
 

@@ -1,9 +1,10 @@
-"""Read-only views of plain JSON-like values, and fresh copies of them.
+"""Read-only copies of plain JSON-like values.
 
 Cases and prepared worlds are shared: one split is read once per process and every
-environment serves the same objects. What a caller gets from them must therefore
-be either a view it cannot change (:func:`frozen`) or a copy of its own
-(:func:`fresh`), so that no caller can change another episode's world.
+environment serves the same objects. What a caller gets from them is therefore
+read-only (:func:`frozen`), so that no caller can change another episode's world.
+A frozen value is still a ``dict`` or a ``tuple``: JSON encoders, ``pickle`` and
+``==`` treat it as the plain value it was made from.
 """
 
 from __future__ import annotations
@@ -33,13 +34,4 @@ def frozen(value: Any) -> Any:
         return FrozenDict({key: frozen(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(frozen(item) for item in value)
-    return value
-
-
-def fresh(value: Any) -> Any:
-    """A new plain copy: mappings become dicts, lists and tuples lists (ready for JSON)."""
-    if isinstance(value, Mapping):
-        return {key: fresh(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [fresh(item) for item in value]
     return value
