@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cases import Case, CaseFormatError, load_cases
-from .contract import contract
+from .desks.gate.cases import Case, CaseFormatError, load_cases
+from .desks.gate.contract import contract
+from .desks.gate.tools import tool_schemas
 from .kernel.ledger import LogIntegrityError
 from .registration import register_envs
-from .tools import tool_schemas
 
 register_envs()  # the Gymnasium ids; the environment code loads only on gymnasium.make
 
@@ -45,11 +45,11 @@ def __getattr__(name: str) -> Any:
 
         return evaluate
     if name == "replay":
-        from .scoring import replay
+        from .desks.gate.replay import replay
 
         return replay
     if name == "replay_team":
-        from .team import replay_team
+        from .desks.gate.team import replay_team
 
         return replay_team
     raise AttributeError(name)

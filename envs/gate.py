@@ -8,14 +8,15 @@ from typing import Any
 
 import gymnasium as gym
 
-from batchgate_gym.casebook import CaseSource, case_source
-from batchgate_gym.generator.build import KNOB_DEFAULTS, check_knobs
+from batchgate_gym.desks.gate.generator.build import KNOB_DEFAULTS, check_knobs
+from batchgate_gym.desks.gate.prompt import task_text
+from batchgate_gym.desks.gate.replay import score_live
+from batchgate_gym.desks.gate.sources import CaseSource, case_source
+from batchgate_gym.desks.gate.tools import GATE_ENDING
+from batchgate_gym.desks.gate.world import GateWorld
 from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import Episode, EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.scoring import score_live
-from batchgate_gym.task import task_text
-from batchgate_gym.world import GateWorld
 
 from .spaces import AsciiText
 
@@ -133,7 +134,7 @@ class BatchGateEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         case = self.source.pick(self.np_random, options or {})
         self.world.reset(case)
-        self.episode = Episode(self.world, self.limits)
+        self.episode = Episode(self.world, self.limits, GATE_ENDING)
         observation = cut(task_text(case, self.limits.max_turns), self.limits.max_observation_chars)
         if self.render_mode == "ansi":
             self._transcript = [observation]

@@ -15,11 +15,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.generator.build import check_int
+from batchgate_gym.desks.gate.generator.build import check_int
 from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS
 
 from .gate import BatchGateEnv
-from .macro_state import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
+from .macro_codec import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
 
 MAX_SLOTS = 64
 TEXT_OBSERVATION_CHARS = 65_536  # the text environment's default observation limit
@@ -37,7 +37,7 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     (one ``run_sql`` counting the rows of that batch breaking that rule); ``load``;
     ``quarantine:<rule>`` citing that rule's (column, defect type). The last action
     submits a report listing the batches whose load or quarantine succeeded.
-    :class:`~batchgate_gym.envs.macro_state.MacroLayout` decodes an index.
+    :class:`~batchgate_gym.envs.macro_codec.MacroLayout` decodes an index.
 
     **Observation space** ``Box(0, 1, (slots * SLOT_FEATURES + 1,), float32)``. Per
     slot: present, table kind (orders, customers), rows / 50, loaded, quarantined,

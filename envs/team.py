@@ -47,12 +47,12 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
-from batchgate_gym.casebook import case_source
-from batchgate_gym.generator.build import MAX_BATCHES, MIN_BATCHES, check_int
+from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES, check_int
+from batchgate_gym.desks.gate.sources import case_source
+from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
 from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.team import TeamGame, agent_names, deal_lists
 
 from .gate import ACTION_MAX_CHARS
 from .spaces import AsciiText

@@ -46,13 +46,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from batchgate_gym.cases import Case, load_cases
-from batchgate_gym.contract import DEFECT_TYPES, TABLE_COLUMNS
-from batchgate_gym.world import prepare
+from batchgate_gym.desks.gate.cases import Case, load_cases
+from batchgate_gym.desks.gate.contract import DEFECT_TYPES, TABLE_COLUMNS
+from batchgate_gym.desks.gate.world import prepare
 
 from .base import call, result_of, results
-from .profile_check import profile_finding
 from .reference import _LOAD_ORDER, CarefulPolicy, _Reporting
+from .rules_from_profile import profile_finding
 
 CALLS_PER_ACTION = 32  # the environment's default per-step cap
 Calls = list[dict[str, Any]]

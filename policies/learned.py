@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.envs.macro_state import MacroLayout, MacroTracker
+from batchgate_gym.envs.macro_codec import MacroLayout, MacroTracker
 
 Chooser = Callable[[np.ndarray, np.ndarray], int]  # (vector, mask) -> index; may have start(task)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from batchgate_gym.checks import check_query
+from batchgate_gym.desks.gate.rules_sql import check_query
 
 from .base import call, result_of, results
 from .reference import CarefulPolicy, NaivePolicy

@@ -22,7 +22,7 @@ if register_profiles is not None:
 
 @pytest.fixture(scope="session")
 def fixture_cases():
-    from batchgate_gym.cases import load_cases
+    from batchgate_gym.desks.gate.cases import load_cases
 
     return load_cases(FIXTURE_CASES)
 

@@ -1,12 +1,14 @@
 """The package layout the design fixes: a core that needs no Gymnasium (only its
 registration module touches Gymnasium's registry, and never loads environment code),
-envs and policies installed inside ``batchgate_gym``, and nothing else at the top level."""
+a kernel that knows no desk, desks that never import each other, envs and policies
+installed inside ``batchgate_gym``, and nothing else at the top level."""
 
 from __future__ import annotations
 
 import ast
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ import batchgate_gym
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ROOT / "batchgate_gym"
-_NOT_CORE = ("app", "testing", "__main__")  # wiring and test helpers, not the core
+_NOT_CORE = ("app", "testing", "__main__")  # wiring and test helpers, not the core (at any depth)
 REGISTRATION = "batchgate_gym.registration"
 # What the core never imports: learning and multi-agent stacks, the environment code.
 _FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
@@ -27,7 +29,7 @@ def _core_modules() -> dict[str, Path]:
     modules = {}
     for path in sorted(CORE.rglob("*.py")):
         parts = path.relative_to(CORE).with_suffix("").parts
-        if parts[0] in _NOT_CORE or parts[-1] == "__main__":
+        if parts[0] in _NOT_CORE or parts[-1] in _NOT_CORE:
             continue
         modules[".".join(("batchgate_gym", *(p for p in parts if p != "__init__")))] = path
     return modules
@@ -63,7 +65,7 @@ def _is_within(name: str, roots: tuple[str, ...]) -> bool:
 
 def test_no_core_module_but_registration_imports_gymnasium_or_env_code():
     modules = _core_modules()
-    assert {"batchgate_gym.world", "batchgate_gym.kernel.ledger", REGISTRATION} <= set(modules)
+    assert {"batchgate_gym.desks.gate.world", "batchgate_gym.kernel.ledger", REGISTRATION} <= set(modules)
     for module, path in modules.items():
         for name, eager in _imports(module, path):
             if module == REGISTRATION:
@@ -113,7 +115,7 @@ def test_importing_the_core_loads_no_env_code_and_registers_by_name_only():
 
 def test_the_core_imports_without_gymnasium_installed():
     out = _probe("without-gymnasium")
-    assert "batchgate_gym.world" in out["modules"] and out["registered"] is None
+    assert "batchgate_gym.desks.gate.world" in out["modules"] and out["registered"] is None
     assert [name for name in out["modules"] if _is_within(name, (*_FORBIDDEN, *_OUTSIDE_CORE))] == []
 
 
@@ -134,12 +136,40 @@ def test_envs_and_policies_install_inside_the_package(tmp_path):
     assert Path(found["batchgate_gym.policies"]).parent == ROOT / "policies"
 
 
+# Words of one desk or another: the kernel uses none of them.
+_DOMAIN_WORDS = re.compile(
+    r"\b(reports?|reported|batch(es|_id)?|list_batches|quarantin\w*|wh_\w+|staging|warehouse|refund\w*)\b",
+    re.IGNORECASE,
+)
+
+
 def test_kernel_knows_nothing_of_the_domain():
     kernel = ROOT / "batchgate_gym" / "kernel"
     for path in kernel.glob("*.py"):
         text = path.read_text()
-        for word in ("batch_id", "wh_orders", "quarantine", "from ..", "batchgate_gym."):
+        for word in ("from ..", "batchgate_gym."):
             assert word not in text, (path.name, word)
+        assert not _DOMAIN_WORDS.search(text), (path.name, _DOMAIN_WORDS.search(text).group())
+
+
+def _desk_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if parts[:2] == ["batchgate_gym", "desks"] and len(parts) > 2 else None
+
+
+def test_the_kernel_imports_no_desk_and_desks_never_import_each_other():
+    modules = _core_modules()
+    desks = {_desk_of(module) for module in modules} - {None}
+    assert "gate" in desks
+    for module, path in modules.items():
+        imported = [name for name, _eager in _imports(module, path)]
+        if _is_within(module, ("batchgate_gym.kernel",)):
+            outside = [n for n in imported if _is_within(n, ("batchgate_gym",))]
+            assert [n for n in outside if not _is_within(n, ("batchgate_gym.kernel",))] == [], module
+        own = _desk_of(module)
+        if own is not None:
+            others = [n for n in imported if _desk_of(n) not in (None, own)]
+            assert others == [], (module, others)
 
 
 def test_console_script_and_module_entry_point():

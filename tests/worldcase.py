@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from batchgate_gym.cases import Case, load_cases
-from batchgate_gym.contract import contract
+from batchgate_gym.desks.gate.cases import Case, load_cases
+from batchgate_gym.desks.gate.contract import contract
 
 
 def order(

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from batchgate_gym.grader import TERMS
+from batchgate_gym.desks.gate.grader import TERMS
 
 from .evaluate import EvaluationResult
 from .report import add_case_source, markdown_table, money, report_json, run_policies
@@ -41,8 +41,8 @@ def attack_policies(cases: list[Any]) -> dict[str, Any]:
 
 
 def _cases(args: argparse.Namespace) -> list[Any]:
-    from batchgate_gym.casebook import split_cases
-    from batchgate_gym.cases import load_cases
+    from batchgate_gym.desks.gate.cases import load_cases
+    from batchgate_gym.desks.gate.sources import split_cases
 
     if args.cases:
         return load_cases(args.cases)

@@ -322,7 +322,7 @@ def vector_table(config: BenchConfig) -> dict[str, dict[str, dict[str, float]]]:
 
 def scaling_point(case_dict: dict[str, Any], repeats: int) -> dict[str, float]:
     """Reset (new and built), first profile and one careful episode on one case."""
-    from batchgate_gym.cases import load_cases
+    from batchgate_gym.desks.gate.cases import load_cases
     from batchgate_gym.envs import BatchGateEnv
     from batchgate_gym.kernel.sqlguard import SqlBudget
     from batchgate_gym.policies import CarefulPolicy
@@ -360,7 +360,7 @@ def _seconds(function: Callable[[], Any]) -> float:
 
 
 def scaling(config: BenchConfig) -> dict[str, list[dict[str, Any]]]:
-    from batchgate_gym.generator import build_case
+    from batchgate_gym.desks.gate.generator import build_case
 
     by_rows = []
     for rows in config.rows:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.grader import TERMS
+from batchgate_gym.desks.gate.grader import TERMS
 
 PolicyLike = Any  # Policy object, Policy class, or callable(observation) -> action
 _DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly from floats
@@ -209,7 +209,7 @@ def run_episode(env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any])
 def _plan(
     cases: Any, split: str | None, seeds: Iterable[int] | None
 ) -> tuple[Any, list[tuple[int, dict[str, Any]]]]:
-    from batchgate_gym.casebook import FixedCases, case_source
+    from batchgate_gym.desks.gate.sources import FixedCases, case_source
 
     given = [arg is not None for arg in (cases, split, seeds)]
     if sum(given) != 1:

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from batchgate_gym.grader import TERMS
+from batchgate_gym.desks.gate.grader import TERMS
 
 from .report import add_case_source
 

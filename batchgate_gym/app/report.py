@@ -17,9 +17,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from batchgate_gym.casebook import split_cases
-from batchgate_gym.cases import load_cases
-from batchgate_gym.grader import TERMS, WEIGHTS
+from batchgate_gym.desks.gate.cases import load_cases
+from batchgate_gym.desks.gate.grader import TERMS, WEIGHTS
+from batchgate_gym.desks.gate.sources import split_cases
 
 from .evaluate import EvaluationResult, evaluate
 from .tables import markdown_table, money

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from batchgate_gym.cases import Case
-from batchgate_gym.grader import TERMS
+from batchgate_gym.desks.gate.cases import Case
+from batchgate_gym.desks.gate.grader import TERMS
 
 from .evaluate import Aggregate, evaluate
 from .tables import markdown_table

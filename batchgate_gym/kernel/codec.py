@@ -179,7 +179,7 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
     node = statement.value if isinstance(statement, ast.Expr) else None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ActionError(
-            f"{where}: expected a tool call such as list_batches(), got {_describe_node(statement)}"
+            f"{where}: expected a tool call such as name(arg, key=value), got {_describe_node(statement)}"
         )
     name = node.func.id
     try:

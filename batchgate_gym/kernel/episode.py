@@ -81,6 +81,16 @@ def _short_repr(value: object) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class EndingText:
+    """How a desk words the end of an episode: the seal's reason and the last observation."""
+
+    finished: str = "task finished"  # the seal's reason when the desk says it is finished
+    over: str = "The episode is over."
+    out_of_turns: str = "Turn limit reached before the task was finished: the episode is over."
+    after_end: str = "not run: the episode already ended"  # calls written after the end
+
+
+@dataclass(frozen=True, slots=True)
 class StepOutcome:
     observation: str
     terminated: bool
@@ -91,11 +101,12 @@ class StepOutcome:
 class Episode:
     """One episode over one desk. ``step`` never raises on agent input."""
 
-    __slots__ = ("_help", "calls", "desk", "limits", "over", "turn")
+    __slots__ = ("_help", "calls", "desk", "ending", "limits", "over", "turn")
 
-    def __init__(self, desk: Desk, limits: EpisodeLimits) -> None:
+    def __init__(self, desk: Desk, limits: EpisodeLimits, ending: EndingText = EndingText()) -> None:
         self.desk = desk
         self.limits = limits
+        self.ending = ending
         self.turn = 0
         self.calls = 0
         self.over = False
@@ -120,12 +131,8 @@ class Episode:
         truncated = not terminated and self.turn >= self.limits.max_turns
         if terminated or truncated:
             self.over = True
-            self.desk.ledger.seal("report submitted" if terminated else "turn limit reached")
-            body += (
-                "\nThe episode is over."
-                if terminated
-                else "\nTurn limit reached without a report: the episode is over."
-            )
+            self.desk.ledger.seal(self.ending.finished if terminated else "turn limit reached")
+            body += "\n" + (self.ending.over if terminated else self.ending.out_of_turns)
         text = escape(f"{header}\n{body}")
         return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
 
@@ -133,7 +140,7 @@ class Episode:
         if self.desk.finished:
             # Nothing reaches the world once the agent has finished, not even later
             # calls of the same action; they are logged as refused.
-            reason = "not run: the episode already ended with the report"
+            reason = self.ending.after_end
             self.desk.ledger.append(call.name, call.args, False, reason)
             result: dict[str, Any] = {"error": reason}
         else:

@@ -2,7 +2,7 @@
 
 A replay recomputes a score from a case and an exported log alone. This module
 does what every desk's replay does first and last: it checks the chain against
-the head the episode reported or the ledger's key (one of the two is required:
+the head the episode gave out or the ledger's key (one of the two is required:
 without either, a forger who re-chains an edited log cannot be told apart), checks
 that entry 0 names the case being replayed, hands the desk the settings entry 0
 recorded, and turns every way a malformed log can break the desk's re-derivation
@@ -48,7 +48,7 @@ def replay_verified(
     then return ``rederive(entries, settings)``; any failure is a :class:`LogIntegrityError`."""
     if head is None and key is None:
         raise TypeError(
-            "replay needs head= (the log_head the episode reported) or key= (the log key): "
+            "replay needs head= (the log_head the episode gave out) or key= (the log key): "
             "without either, a log edited and re-chained cannot be told from a genuine one"
         )
     try:

@@ -268,7 +268,7 @@ class SqlGuard:
         return SqlResult(columns, rows, truncated, tables)
 
     def tables_read(self, query: str) -> tuple[str, ...]:
-        """What :meth:`run` reports as ``tables_read`` for ``query``, without running it.
+        """What :meth:`run` returns as ``tables_read`` for ``query``, without running it.
 
         The one definition, for the live episode and for replay alike: the real tables
         (canonical names) whose b-tree, or one of whose indexes, the compiled query
@@ -312,8 +312,10 @@ class SqlGuard:
         """The tables ``sql`` opens, from a cache keyed by the schema, the limits and the text.
 
         What a statement opens is decided when SQLite compiles it, from the schema and
-        the text alone (the warehouse keeps no planner statistics), so the answer for
-        one text over one schema never changes and is computed once per process.
+        the text alone, so the answer for one text over one schema never changes and is
+        computed once per process. (That holds while the database has no planner
+        statistics: agents cannot run ANALYZE, and a desk that did would have to call
+        :meth:`schema_changed` after it, as statistics tables are part of the schema.)
         """
         active, self._active = self._active, False  # the guard's own look at the schema
         try:

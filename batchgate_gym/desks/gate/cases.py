@@ -1,0 +1,292 @@
+"""Cases: the original JSONL format, read unchanged and checked field by field.
+
+A case is a warehouse, the batches waiting in staging and, per batch, the truth
+the grader needs (defective or not, which citations count). Agents never see the
+truth, the family, the seed or the variant. A broken line fails loudly with the
+file, the line and the field, never with a KeyError deep inside an episode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from batchgate_gym.kernel.ledger import canonical_json
+from batchgate_gym.kernel.plain import frozen
+
+from .contract import DEFECT_TYPES, TABLE_COLUMNS
+
+_TABLE_NAME_CHARS = re.compile(r"[^a-z0-9_]")
+_KEY_SETS = {table: frozenset(columns) for table, columns in TABLE_COLUMNS.items()}
+_CELL_GETTERS = {table: operator.itemgetter(*columns) for table, columns in TABLE_COLUMNS.items()}
+
+
+class CaseFormatError(ValueError):
+    """A case does not follow the format; the message names where and what."""
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    column: str
+    defect_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTruth:
+    defective: bool
+    defects: tuple[Citation, ...]
+    accepted: tuple[Citation, ...] | None = None
+
+    @property
+    def citations(self) -> frozenset[Citation]:
+        """Every citation that counts as evidence for this batch."""
+        return frozenset(self.accepted if self.accepted is not None else self.defects)
+
+
+@dataclass(frozen=True, slots=True)
+class StagingBatch:
+    batch_id: str
+    table: str
+    source: str
+    rows: tuple[tuple[str, ...], ...]  # cells in TABLE_COLUMNS[table] order
+    truth: BatchTruth
+    staging_table: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return TABLE_COLUMNS[self.table]
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One episode's world. ``_cache`` holds derived data (database image, profiles)."""
+
+    case_id: str
+    family: str
+    variant: int
+    seed: int
+    prompt: str
+    contract: Mapping[str, Any]
+    customers: tuple[tuple[str, ...], ...]
+    orders: tuple[tuple[str, ...], ...]
+    batches: tuple[StagingBatch, ...]
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def batch(self, batch_id: str) -> StagingBatch | None:
+        return self.batch_index.get(batch_id)
+
+    @property
+    def batch_index(self) -> dict[str, StagingBatch]:
+        index = self._cache.get("batch_index")
+        if index is None:
+            index = self._cache["batch_index"] = {b.batch_id: b for b in self.batches}
+        return index
+
+    @property
+    def n_defective(self) -> int:
+        return sum(batch.truth.defective for batch in self.batches)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of everything the case holds: what a log names to bind itself to this case."""
+        digest = self._cache.get("digest")
+        if digest is None:
+            digest = self._cache["digest"] = _digest(self)
+        return digest
+
+
+def _digest(case: Case) -> str:
+    def citations(items: tuple[Citation, ...] | None) -> list[list[str]] | None:
+        return None if items is None else [[c.column, c.defect_type] for c in items]
+
+    batches = [
+        [
+            b.batch_id,
+            b.table,
+            b.source,
+            b.staging_table,
+            b.rows,
+            b.truth.defective,
+            citations(b.truth.defects),
+            citations(b.truth.accepted),
+        ]
+        for b in case.batches
+    ]
+    body = [
+        case.case_id,
+        case.family,
+        case.variant,
+        case.seed,
+        case.prompt,
+        case.contract,  # read-only, and encoded as the plain JSON it came from
+        case.customers,
+        case.orders,
+        batches,
+    ]
+    return hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
+
+
+def staging_table_name(batch_id: str) -> str:
+    return "stg_" + _TABLE_NAME_CHARS.sub("_", batch_id.lower())
+
+
+def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> list[Case]:
+    """Read cases from a JSONL path or from already-parsed dicts."""
+    if isinstance(source, (str, os.PathLike)):
+        return _load_file(Path(source))
+    return [case_from_dict(item, f"<case {position}>") for position, item in enumerate(source)]
+
+
+def _load_file(path: Path) -> list[Case]:
+    cases: list[Case] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CaseFormatError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            cases.append(case_from_dict(data, where))
+    if not cases:
+        raise CaseFormatError(f"{path}: no cases in file")
+    _check_unique([case.case_id for case in cases], str(path), "case_id")
+    return cases
+
+
+def case_from_dict(data: Any, where: str) -> Case:
+    """Validate one parsed case; ``where`` prefixes every error message."""
+    obj = _expect(data, dict, where, "case")
+    warehouse = _expect(_field(obj, "warehouse", where), dict, where, "warehouse")
+    batches = _expect(_field(obj, "batches", where), list, where, "batches")
+    if not batches:
+        raise CaseFormatError(f"{where}: field 'batches': a case needs at least one batch")
+    parsed = tuple(_batch(item, where, f"batches[{i}]") for i, item in enumerate(batches))
+    _check_unique([b.batch_id for b in parsed], where, "batches[].batch_id")
+    _check_unique([b.staging_table for b in parsed], where, "batches[].batch_id (staging table name)")
+    return Case(
+        case_id=_expect(_field(obj, "case_id", where), str, where, "case_id"),
+        family=_expect(obj.get("family", "custom"), str, where, "family"),
+        variant=_expect_int(obj.get("variant", 0), where, "variant"),
+        seed=_expect_int(obj.get("seed", 0), where, "seed"),
+        prompt=_expect(_field(obj, "prompt", where), str, where, "prompt"),
+        contract=frozen(_expect(_field(obj, "contract", where), dict, where, "contract")),
+        customers=_rows(
+            _field(warehouse, "customers", where, "warehouse."), "customers", where, "warehouse.customers"
+        ),
+        orders=_rows(_field(warehouse, "orders", where, "warehouse."), "orders", where, "warehouse.orders"),
+        batches=parsed,
+    )
+
+
+def _batch(data: Any, where: str, path: str) -> StagingBatch:
+    obj = _expect(data, dict, where, path)
+    batch_id = _expect(_field(obj, "batch_id", where, path + "."), str, where, f"{path}.batch_id")
+    if not batch_id:
+        raise CaseFormatError(f"{where}: field '{path}.batch_id': must not be empty")
+    table = _field(obj, "table", where, path + ".")
+    if table not in TABLE_COLUMNS:
+        raise CaseFormatError(
+            f"{where}: field '{path}.table': {table!r} is not one of {sorted(TABLE_COLUMNS)}"
+        )
+    rows = _rows(_field(obj, "rows", where, path + "."), table, where, f"{path}.rows")
+    truth = _truth(_field(obj, "truth", where, path + "."), table, where, f"{path}.truth")
+    source = _expect(obj.get("source", ""), str, where, f"{path}.source")
+    return StagingBatch(batch_id, table, source, rows, truth, staging_table_name(batch_id))
+
+
+def _truth(data: Any, table: str, where: str, path: str) -> BatchTruth:
+    obj = _expect(data, dict, where, path)
+    defective = _expect(_field(obj, "defective", where, path + "."), bool, where, f"{path}.defective")
+    defects = _citations(_field(obj, "defects", where, path + "."), table, where, f"{path}.defects")
+    accepted = None
+    if "accepted" in obj:
+        accepted = _citations(obj["accepted"], table, where, f"{path}.accepted")
+    if defective and not (accepted if accepted is not None else defects):
+        raise CaseFormatError(f"{where}: field '{path}': a defective batch needs at least one defect")
+    return BatchTruth(defective, defects, accepted)
+
+
+def _citations(data: Any, table: str, where: str, path: str) -> tuple[Citation, ...]:
+    items = _expect(data, list, where, path)
+    out = []
+    for i, item in enumerate(items):
+        obj = _expect(item, dict, where, f"{path}[{i}]")
+        column = _field(obj, "column", where, f"{path}[{i}].")
+        kind = _field(obj, "type", where, f"{path}[{i}].")
+        if column not in TABLE_COLUMNS[table]:
+            raise CaseFormatError(f"{where}: field '{path}[{i}].column': {column!r} is not a {table} column")
+        if kind not in DEFECT_TYPES:
+            raise CaseFormatError(f"{where}: field '{path}[{i}].type': {kind!r} is not a defect type")
+        out.append(Citation(column, kind))
+    return tuple(out)
+
+
+def _rows(data: Any, table: str, where: str, path: str) -> tuple[tuple[str, ...], ...]:
+    # Procedural cases pass through here on every reset: rows that are plainly right
+    # take one key comparison and one type scan; only a wrong row is examined closely.
+    columns = TABLE_COLUMNS[table]
+    expected_keys = _KEY_SETS[table]
+    cells_of = _CELL_GETTERS[table]
+    items = _expect(data, list, where, path)
+    out = []
+    for i, row in enumerate(items):
+        if type(row) is dict and row.keys() == expected_keys:
+            cells = cells_of(row)
+            if all(type(cell) is str for cell in cells):
+                out.append(cells)
+                continue
+        out.append(_checked_row(row, columns, where, f"{path}[{i}]"))
+    return tuple(out)
+
+
+def _checked_row(row: Any, columns: tuple[str, ...], where: str, path: str) -> tuple[str, ...]:
+    """The slow path: the same row, checked field by field to say what is wrong."""
+    obj = _expect(row, dict, where, path)
+    if len(obj) != len(columns) or any(column not in obj for column in columns):
+        missing = [c for c in columns if c not in obj]
+        extra = [c for c in obj if c not in columns]
+        raise CaseFormatError(f"{where}: field '{path}': missing {missing}, unexpected {extra}")
+    cells = tuple(obj[column] for column in columns)
+    for column, cell in zip(columns, cells, strict=True):
+        if not isinstance(cell, str):
+            raise CaseFormatError(
+                f"{where}: field '{path}.{column}': expected a string, got {type(cell).__name__}"
+            )
+    return cells
+
+
+def _field(obj: Mapping[str, Any], key: str, where: str, prefix: str = "") -> Any:
+    if key not in obj:
+        raise CaseFormatError(f"{where}: field '{prefix}{key}': missing")
+    return obj[key]
+
+
+def _expect(value: Any, kind: type, where: str, path: str) -> Any:
+    if not isinstance(value, kind):
+        raise CaseFormatError(
+            f"{where}: field '{path}': expected {kind.__name__}, got {type(value).__name__}"
+        )
+    return value
+
+
+def _expect_int(value: Any, where: str, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CaseFormatError(f"{where}: field '{path}': expected int, got {type(value).__name__}")
+    return value
+
+
+def _check_unique(values: list[str], where: str, path: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise CaseFormatError(f"{where}: field '{path}': {value!r} appears twice")
+        seen.add(value)

@@ -1,0 +1,154 @@
+"""The score: four weighted terms and two metrics, from the warehouse and the log.
+
+Nothing the agent says is trusted. What was loaded, quarantined, inspected and
+reported is read from the hash-chained log the world wrote (executed entries
+only), the money from the warehouse's revenue mart. Terms are exact fractions so
+that means over many cases print the same digits on every Python.
+
+    reward = 0.50 disposition + 0.20 report + 0.15 evidence + 0.15 inspected
+
+and every term is 0 when no report was submitted (metrics are still computed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from batchgate_gym.kernel.ledger import LogEntry
+
+from .cases import Case, Citation
+
+WEIGHTS: Mapping[str, Fraction] = {
+    "disposition": Fraction(1, 2),
+    "report": Fraction(1, 5),
+    "evidence": Fraction(3, 20),
+    "inspected": Fraction(3, 20),
+}
+TERMS = tuple(WEIGHTS)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    disposition: Fraction
+    report: Fraction
+    evidence: Fraction
+    inspected: Fraction
+    bad_batches_loaded: int
+    revenue_error_usd: float
+    reported: bool
+
+    @property
+    def reward(self) -> Fraction:
+        return sum((WEIGHTS[name] * getattr(self, name) for name in TERMS), Fraction(0))
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reward": float(self.reward)}
+        out.update({name: float(getattr(self, name)) for name in TERMS})
+        out["bad_batches_loaded"] = self.bad_batches_loaded
+        out["revenue_error_usd"] = self.revenue_error_usd
+        out["reported"] = self.reported
+        return out
+
+
+@dataclass
+class EpisodeFacts:
+    """What the log says happened, batch by batch (executed calls only)."""
+
+    loads: dict[str, int] = field(default_factory=dict)
+    orphans_at_load: dict[str, int] = field(default_factory=dict)
+    citations: dict[str, Citation] = field(default_factory=dict)
+    acted: list[str] = field(default_factory=list)  # batches in order of first load/quarantine
+    inspected_first: set[str] = field(default_factory=set)
+    report: tuple[list[str], list[str]] | None = None
+
+
+def _parts(entry: LogEntry | Mapping[str, Any]) -> tuple[str, Mapping[str, Any], bool]:
+    if isinstance(entry, LogEntry):
+        return entry.action, entry.args, entry.executed
+    return entry.get("action"), entry.get("args") or {}, entry.get("executed") is True
+
+
+def read_facts(case: Case, entries: Iterable[LogEntry | Mapping[str, Any]]) -> EpisodeFacts:
+    facts = EpisodeFacts()
+    by_table = {batch.staging_table: batch.batch_id for batch in case.batches}
+    looked: set[str] = set()
+    acted: set[str] = set()
+    for entry in entries:
+        action, args, executed = _parts(entry)
+        if not executed:
+            continue
+        if action == "profile_batch":
+            looked.add(args["batch_id"])
+        elif action == "run_sql":
+            looked.update(by_table[t] for t in args["tables_read"] if t in by_table)
+        elif action in ("load_batch", "quarantine_batch"):
+            batch_id = args["batch_id"]
+            if batch_id not in acted:
+                acted.add(batch_id)
+                facts.acted.append(batch_id)
+                if batch_id in looked:
+                    facts.inspected_first.add(batch_id)
+            if action == "load_batch":
+                facts.loads[batch_id] = facts.loads.get(batch_id, 0) + 1
+                previous = facts.orphans_at_load.get(batch_id, 0)
+                facts.orphans_at_load[batch_id] = max(previous, args["orphan_rows"])
+            else:
+                facts.citations.setdefault(batch_id, Citation(args["column"], args["defect_type"]))
+        elif action == "submit_report" and facts.report is None:
+            facts.report = (list(args["loaded"]), list(args["quarantined"]))
+    return facts
+
+
+def grade(case: Case, facts: EpisodeFacts, mart_usd: float, reference_mart_usd: float) -> Score:
+    """Score one episode from its facts and the warehouse's final mart."""
+    bad_loaded = sum(1 for b in case.batches if b.truth.defective and facts.loads.get(b.batch_id, 0))
+    revenue_error = round(abs(mart_usd - reference_mart_usd), 2)
+    if facts.report is None:
+        zero = Fraction(0)
+        return Score(zero, zero, zero, zero, bad_loaded, revenue_error, False)
+    return Score(
+        disposition=_disposition(case, facts),
+        report=_report(facts),
+        evidence=_evidence(case, facts),
+        inspected=Fraction(len(facts.inspected_first), len(facts.acted)) if facts.acted else Fraction(0),
+        bad_batches_loaded=bad_loaded,
+        revenue_error_usd=revenue_error,
+        reported=True,
+    )
+
+
+def _disposition(case: Case, facts: EpisodeFacts) -> Fraction:
+    right = 0
+    for batch in case.batches:
+        loads = facts.loads.get(batch.batch_id, 0)
+        if batch.truth.defective:
+            right += loads == 0 and batch.batch_id in facts.citations
+        else:
+            right += loads == 1 and facts.orphans_at_load.get(batch.batch_id, 0) == 0
+    return Fraction(right, len(case.batches))
+
+
+def _report(facts: EpisodeFacts) -> Fraction:
+    loaded, quarantined = facts.report
+    truly_loaded = sorted(b for b, n in facts.loads.items() if n)
+    exact = sorted(loaded) == truly_loaded and sorted(quarantined) == sorted(facts.citations)
+    return Fraction(int(exact))
+
+
+def _evidence(case: Case, facts: EpisodeFacts) -> Fraction:
+    n_defective = case.n_defective
+    if n_defective == 0:
+        return Fraction(int(not facts.citations))
+    hits = wrong = 0
+    for batch in case.batches:
+        citation = facts.citations.get(batch.batch_id)
+        if citation is None:
+            continue
+        if not batch.truth.defective:
+            wrong += 1
+        elif not facts.loads.get(batch.batch_id) and citation in batch.truth.citations:
+            hits += 1
+    return max(Fraction(0), Fraction(hits - wrong, n_defective))

@@ -1,0 +1,116 @@
+"""One team episode, independent of how turns are scheduled.
+
+Both PettingZoo interfaces (turn by turn, and all agents at once) drive the same
+game: one shared :class:`TeamWorld` and, per agent, the kernel's
+:class:`Episode` (parsing, call cap, turn limit, observation charset and length),
+whose desk is that agent's seat at the world. An agent's episode ends when it
+reports or runs out of turns; the game ends when every agent's has, and only then
+is the shared log sealed and the team graded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from batchgate_gym.kernel.episode import Episode, EpisodeLimits, StepOutcome
+from batchgate_gym.kernel.sqlguard import SqlBudget
+
+from ..cases import Case
+from ..tools import GATE_ENDING
+from .grader import TeamScore, grade_team
+from .prompt import team_task_text
+from .world import TeamWorld
+
+
+def deal_lists(
+    rng: np.random.Generator, batch_ids: Sequence[str], agents: Sequence[str], overlap: float
+) -> dict[str, tuple[str, ...]]:
+    """Each batch to one agent, dealt round-robin after a shuffle; with chance ``overlap``
+    also to a second agent (the same file handed to two workers); each list shuffled."""
+    lists: dict[str, list[str]] = {agent: [] for agent in agents}
+    for position, index in enumerate(rng.permutation(len(batch_ids))):
+        owner = position % len(agents)
+        lists[agents[owner]].append(batch_ids[index])
+        if len(agents) > 1 and rng.random() < overlap:
+            second = (owner + 1 + int(rng.integers(len(agents) - 1))) % len(agents)
+            lists[agents[second]].append(batch_ids[index])
+    return {agent: tuple(ids[i] for i in rng.permutation(len(ids))) for agent, ids in lists.items()}
+
+
+class TeamGame:
+    """The shared world and one kernel episode per agent."""
+
+    def __init__(
+        self,
+        agents: Sequence[str],
+        limits: EpisodeLimits,
+        budget: SqlBudget | None = None,
+        log_key: bytes | None = None,
+    ) -> None:
+        self.agents = tuple(agents)
+        self.limits = limits
+        self.world = TeamWorld(self.agents, budget, log_key)
+        self.episodes: dict[str, Episode] = {}
+        self.result: TeamScore | None = None
+
+    def start(self, case: Case, lists: Mapping[str, Sequence[str]]) -> dict[str, str]:
+        """Reset the world and every agent's episode; return each agent's first observation."""
+        self.world.reset(case, lists)
+        self.episodes = {
+            agent: Episode(self.world.desk(agent), self.limits, GATE_ENDING) for agent in self.agents
+        }
+        self.result = None
+        n = len(self.agents)
+        return {agent: team_task_text(case, agent, n, self.limits.max_turns) for agent in self.agents}
+
+    @property
+    def case(self) -> Case:
+        return self.world.case
+
+    def done(self, agent: str) -> bool:
+        return self.episodes[agent].over
+
+    @property
+    def over(self) -> bool:
+        return all(episode.over for episode in self.episodes.values())
+
+    def act(self, agent: str, action: object) -> StepOutcome:
+        """Run one turn of ``agent``; once every agent is done, seal and grade."""
+        outcome = self.episodes[agent].step(action)
+        if self.over and self.result is None:
+            reason = "every agent reported" if self.world.finished else "turn limit reached"
+            self.world.ledger.seal(reason)
+            self.result = grade_team(
+                self.case,
+                self.world.ledger.entries,
+                self.agents,
+                self.world.mart_usd(),
+                self.world.prepared.reference_mart,
+            )
+        return outcome
+
+    def reported(self, agent: str) -> bool:
+        return agent in self.world.reports
+
+    def final_info(self, agent: str) -> dict[str, Any]:
+        """What every agent's info carries at the end: the team score and its own part."""
+        if self.result is None:
+            raise RuntimeError("the team is not done yet")
+        case = self.case
+        return {
+            "case_id": case.case_id,
+            "family": case.family,
+            "batches": len(case.batches),
+            "defective_batches": case.n_defective,
+            "score": self.result.score.as_dict(),
+            "contribution": self.result.agents[agent].as_dict(),
+            "log_intact": self.world.ledger.intact(),
+            "log_entries": len(self.world.ledger),
+            "log_head": self.world.ledger.head,
+        }
+
+
+__all__ = ["TeamGame", "deal_lists"]

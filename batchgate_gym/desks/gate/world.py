@@ -1,0 +1,357 @@
+"""The warehouse world of one episode and the tools that act on it.
+
+Each episode runs on its own in-memory SQLite database: ``wh_customers`` and
+``wh_orders`` (the warehouse), one all-TEXT ``stg_*`` table per batch (staging),
+and the revenue mart, a plain join-and-sum with no dedup. The loader is the point
+of the exercise: it accepts anything and always answers ``errors: 0``.
+
+Building a database from rows is slow next to restoring one, so each case is
+prepared once (its database image, insert rows, listing and profiles) and every
+reset only deserializes the image into the world's long-lived connection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from batchgate_gym.kernel.codec import ToolCall, ToolSpec
+from batchgate_gym.kernel.ledger import Ledger, LogEntry
+from batchgate_gym.kernel.plain import frozen
+from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
+
+from .cases import Case, StagingBatch
+from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
+from .profile import profile_rows
+from .tools import GATE_TOOLS
+
+_SCHEMA = (
+    "CREATE TABLE wh_customers (customer_id TEXT, email TEXT, country TEXT, signup_date TEXT)",
+    "CREATE TABLE wh_orders (order_id TEXT, customer_id TEXT, amount REAL, currency TEXT,"
+    " status TEXT, order_date TEXT)",
+    # Lookups by key (the mart's join, duplicate and orphan checks) would otherwise scan
+    # the warehouse once per staged row; non-unique, so loading a duplicate still works.
+    "CREATE INDEX wh_orders_order_id ON wh_orders (order_id)",
+    "CREATE INDEX wh_customers_customer_id ON wh_customers (customer_id)",
+)
+_INSERT = {
+    "customers": "INSERT INTO wh_customers VALUES (?, ?, ?, ?)",
+    "orders": "INSERT INTO wh_orders VALUES (?, ?, ?, ?, ?, ?)",
+}
+MART_SQL = (
+    "SELECT COALESCE(SUM(o.amount), 0) FROM wh_orders o JOIN wh_customers c ON o.customer_id = c.customer_id"
+)
+_AMOUNT = ORDER_COLUMNS.index("amount")
+_WIDEST_TABLE = max(len(columns) for columns in TABLE_COLUMNS.values())
+
+
+def loader_amount(text: str) -> float:
+    """What the loader stores for an amount: the number, or 0.0 if it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def warehouse_rows(table: str, rows: tuple[tuple[str, ...], ...]) -> list[tuple[Any, ...]]:
+    if table == "customers":
+        return list(rows)
+    return [row[:_AMOUNT] + (loader_amount(row[_AMOUNT]),) + row[_AMOUNT + 1 :] for row in rows]
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One transaction around many inserts: autocommit would commit row by row."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def open_connection() -> sqlite3.Connection:
+    # Autocommit and no statement cache: the authorizer must see every agent query
+    # prepared afresh, or a repeated query would report no tables read.
+    return sqlite3.connect(":memory:", isolation_level=None, cached_statements=0, check_same_thread=False)
+
+
+@dataclass(eq=False)
+class PreparedCase:
+    """Everything about a case that does not change during an episode."""
+
+    case: Case
+    image: bytes
+    inserts: dict[str, list[tuple[Any, ...]]]
+    listing: Mapping[str, Any]  # read-only: every world of this case hands it out
+    reference_mart: float  # the mart had every clean batch been loaded once, customers first
+    _profiles: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def profile(self, batch: StagingBatch) -> Mapping[str, Any]:
+        """The batch's column profile, made on first use; read-only, as every world shares it."""
+        cached = self._profiles.get(batch.batch_id)
+        if cached is None:
+            columns = profile_rows(batch.columns, batch.rows)
+            cached = frozen(
+                {
+                    "batch_id": batch.batch_id,
+                    "table": batch.table,
+                    "rows": len(batch.rows),
+                    "columns": columns,
+                }
+            )
+            self._profiles[batch.batch_id] = cached
+        return cached
+
+
+def prepare(case: Case) -> PreparedCase:
+    prepared = case._cache.get("prepared")
+    if prepared is None:
+        prepared = case._cache["prepared"] = _build(case)
+    return prepared
+
+
+def _empty_warehouse() -> bytes:
+    """The warehouse schema as a database image, made once: restoring it is cheaper than DDL."""
+    if not _EMPTY_WAREHOUSE:
+        conn = open_connection()
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        _EMPTY_WAREHOUSE.append(conn.serialize())
+        conn.close()
+    return _EMPTY_WAREHOUSE[0]
+
+
+_EMPTY_WAREHOUSE: list[bytes] = []
+
+
+def _build(case: Case) -> PreparedCase:
+    conn = open_connection()
+    conn.deserialize(_empty_warehouse())
+    with transaction(conn):
+        conn.executemany(_INSERT["customers"], case.customers)
+        conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
+        for batch in case.batches:
+            columns = ", ".join(f"{name} TEXT" for name in batch.columns)
+            conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
+            marks = ", ".join("?" * len(batch.columns))
+            conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
+    image = conn.serialize()
+    inserts = {batch.batch_id: warehouse_rows(batch.table, batch.rows) for batch in case.batches}
+    # The grader's reference, on the connection that is still open: load every clean
+    # batch once, customers first, and read the mart.
+    for table in ("customers", "orders"):
+        for batch in case.batches:
+            if batch.table == table and not batch.truth.defective:
+                conn.executemany(_INSERT[table], inserts[batch.batch_id])
+    reference = mart_usd(conn)
+    conn.close()
+    listing = frozen(
+        {
+            "batches": [
+                {
+                    "batch_id": b.batch_id,
+                    "table": b.table,
+                    "rows": len(b.rows),
+                    "staging_table": b.staging_table,
+                    "source": b.source,
+                }
+                for b in case.batches
+            ]
+        }
+    )
+    return PreparedCase(case, image, inserts, listing, reference)
+
+
+def mart_usd(conn: sqlite3.Connection) -> float:
+    return round(conn.execute(MART_SQL).fetchone()[0], 2)
+
+
+class GateWorld:
+    """One episode's warehouse and the seven tools (the kernel's *desk*).
+
+    The connection lives as long as the world; ``reset`` restores a case's image
+    into it, so a reset costs a deserialize, not a database build. Each reset starts
+    a new log whose first entry binds it to the case (its digest) and records the
+    settings a replay needs (the SQL budget); ``log_key`` chains it with HMAC.
+    """
+
+    def __init__(self, budget: SqlBudget | None = None, log_key: bytes | None = None) -> None:
+        if budget is not None and budget.max_columns < _WIDEST_TABLE:
+            # SQLite refuses to read a schema with a table wider than its column limit.
+            raise ValueError(f"sql_budget.max_columns must be at least {_WIDEST_TABLE}, the widest table")
+        self.conn = open_connection()
+        self.guard = SqlGuard(self.conn, budget)
+        self.log_key = log_key
+        self._settings: dict[str, Any] | None = None
+        self._first_entries: dict[str, LogEntry] = {}  # case digest -> its log's entry 0
+        self.ledger = self.new_ledger()
+        self.prepared: PreparedCase | None = None
+        self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
+            "read_contract": self.read_contract,
+            "list_batches": self.list_batches,
+            "profile_batch": self.profile_batch,
+            "run_sql": self.run_sql,
+            "load_batch": self.load_batch,
+            "quarantine_batch": self.quarantine_batch,
+            "submit_report": self.submit_report,
+        }
+        self._reset_state()
+
+    def new_ledger(self) -> Ledger:
+        return Ledger(self.log_key)
+
+    def log_settings(self) -> dict[str, Any]:
+        """What entry 0 records for replay: every limit that decides what a query did."""
+        if self._settings is None:
+            self._settings = {"sql_budget": dataclasses.asdict(self.guard.budget)}
+        return self._settings
+
+    def _reset_state(self) -> None:
+        self.ledger = self.new_ledger()
+        if self.prepared is None:
+            return
+        digest = self.prepared.case.digest
+        first = self._first_entries.get(digest)
+        if first is None:
+            if len(self._first_entries) >= 1024:  # procedural play meets each case once
+                self._first_entries.clear()
+            first = self._first_entries[digest] = self.ledger.begin(digest, self.log_settings())
+        else:
+            self.ledger.begin_as(first)
+        self.load_counts: dict[str, int] = {}
+        self.quarantined: dict[str, tuple[str, str]] = {}
+        self.report: tuple[list[str], list[str]] | None = None
+
+    def reset(self, case: Case) -> None:
+        self.prepared = prepare(case)
+        self.conn.deserialize(self.prepared.image)
+        self.guard.schema_changed()
+        self._reset_state()
+
+    @property
+    def case(self) -> Case:
+        if self.prepared is None:
+            raise RuntimeError("reset the world with a case first")
+        return self.prepared.case
+
+    # -- the kernel's Desk protocol ------------------------------------------------
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return GATE_TOOLS
+
+    @property
+    def finished(self) -> bool:
+        return self.report is not None
+
+    def call(self, call: ToolCall) -> dict[str, Any]:
+        return self._handlers[call.name](**call.args)
+
+    def mart_usd(self) -> float:
+        return mart_usd(self.conn)
+
+    # -- tools -----------------------------------------------------------------------
+    def _refuse(self, action: str, args: dict[str, Any], reason: str) -> dict[str, Any]:
+        self.ledger.append(action, args, False, reason)
+        return {"error": reason}
+
+    def _unknown(self, action: str, args: dict[str, Any], batch_id: str) -> dict[str, Any] | None:
+        if self.case.batch(batch_id) is None:
+            return self._refuse(action, args, f"unknown batch {batch_id!r}; list_batches gives the ids")
+        return None
+
+    def read_contract(self) -> dict[str, Any]:
+        self.ledger.append("read_contract", {}, True)
+        return self.case.contract
+
+    def list_batches(self) -> dict[str, Any]:
+        self.ledger.append("list_batches", {}, True)
+        return self.prepared.listing
+
+    def profile_batch(self, batch_id: str) -> dict[str, Any]:
+        args = {"batch_id": batch_id}
+        refused = self._unknown("profile_batch", args, batch_id)
+        if refused:
+            return refused
+        self.ledger.append("profile_batch", args, True)
+        return self.prepared.profile(self.case.batch(batch_id))
+
+    def run_sql(self, query: str) -> dict[str, Any]:
+        try:
+            result = self.guard.run(query)
+        except SqlRefused as exc:
+            return self._refuse("run_sql", {"query": query}, str(exc))
+        self.ledger.append("run_sql", {"query": query, "tables_read": list(result.tables_read)}, True)
+        return result.as_dict()
+
+    def load_batch(self, batch_id: str) -> dict[str, Any]:
+        args = {"batch_id": batch_id}
+        refused = self._unknown("load_batch", args, batch_id)
+        if refused:
+            return refused
+        if batch_id in self.quarantined:
+            return self._refuse("load_batch", args, f"batch {batch_id!r} is quarantined and cannot be loaded")
+        batch = self.case.batch(batch_id)
+        orphans = self.orphans_now(batch)
+        rows = len(batch.rows)
+        # Logged before it takes effect: the warehouse never holds rows the log does not show.
+        self.ledger.append("load_batch", {"batch_id": batch_id, "rows": rows, "orphan_rows": orphans}, True)
+        self.insert(batch)
+        return {"status": "loaded", "rows_loaded": rows, "errors": 0}
+
+    def insert(self, batch: StagingBatch) -> None:
+        """The loader itself: every row goes in, whatever it holds."""
+        with transaction(self.conn):
+            self.conn.executemany(_INSERT[batch.table], self.prepared.inserts[batch.batch_id])
+        self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
+
+    def orphans_now(self, batch: StagingBatch) -> int:
+        """Rows of an orders batch whose customer is not in the warehouse right now."""
+        if batch.table != "orders":
+            return 0
+        query = (
+            f'SELECT COUNT(*) FROM "{batch.staging_table}" WHERE customer_id NOT IN'
+            " (SELECT customer_id FROM wh_customers)"
+        )
+        return self.conn.execute(query).fetchone()[0]
+
+    def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
+        args = {"batch_id": batch_id, "column": column, "defect_type": defect_type}
+        refused = self._unknown("quarantine_batch", args, batch_id)
+        if refused:
+            return refused
+        table = self.case.batch(batch_id).table
+        if defect_type not in DEFECT_TYPES:
+            return self._refuse(
+                "quarantine_batch", args, f"{defect_type!r} is not a defect type; read_contract lists them"
+            )
+        if column not in TABLE_COLUMNS[table]:
+            return self._refuse("quarantine_batch", args, f"{column!r} is not a column of {table}")
+        if batch_id in self.quarantined:
+            return self._refuse(
+                "quarantine_batch",
+                args,
+                f"batch {batch_id!r} is already quarantined; the first citation stands",
+            )
+        self.ledger.append("quarantine_batch", args, True)
+        self.quarantined[batch_id] = (column, defect_type)
+        result: dict[str, Any] = {"status": "quarantined", "batch_id": batch_id}
+        if self.load_counts.get(batch_id):
+            result["warning"] = "this batch was already loaded; its rows stay in the warehouse"
+        return result
+
+    def submit_report(self, loaded: list[str], quarantined: list[str]) -> dict[str, Any]:
+        args = {"loaded": sorted(loaded), "quarantined": sorted(quarantined)}
+        if self.report is not None:
+            return self._refuse("submit_report", args, "a report was already submitted")
+        self.ledger.append("submit_report", args, True)
+        self.report = (args["loaded"], args["quarantined"])
+        return {"status": "received"}
+
+
+__all__ = ["CUSTOMER_COLUMNS", "GateWorld", "PreparedCase", "loader_amount", "mart_usd", "prepare"]

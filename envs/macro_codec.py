@@ -1,0 +1,267 @@
+"""Macro actions over batch slots, and the numbers an agent knows, read from text.
+
+A macro agent does not write tool calls; it picks one of a fixed list of moves
+(profile slot 2, check slot 1 against rule ``amount__out_of_range``, load slot 0,
+quarantine slot 1 citing ``currency``/``wrong_currency``, submit the report). The
+:class:`MacroTracker` turns a move into the JSON tool call a text agent would send
+and turns the text observation that comes back into a fixed-size vector and an
+action mask. It reads only observations (the same ``> call`` lines and JSON
+results every text policy reads), so the training wrapper and the text-level
+adapter that runs a trained network share one translation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
+from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
+from batchgate_gym.policies.base import action, call, result_of, results
+
+TABLES = ("orders", "customers")
+# Every rule name of both tables, in a fixed order (names depend on the contract's
+# structure only, which is the same in every case; values are read per episode).
+RULE_NAMES: tuple[str, ...] = tuple(r.name for t in TABLES for r in contract_rules(t, contract()))
+PROFILE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for t in TABLES for c in TABLE_COLUMNS[t]))
+SLOT_MOVES: tuple[str, ...] = (
+    "profile",
+    *(f"check:{name}" for name in RULE_NAMES),
+    "load",
+    *(f"quarantine:{name}" for name in RULE_NAMES),
+)
+_SLOT_HEAD = 7  # present, orders, customers, rows, loaded, quarantined, profiled
+_PROFILE_FEATURES = 2 * len(PROFILE_COLUMNS) + 8
+SLOT_FEATURES = _SLOT_HEAD + 3 * len(RULE_NAMES) + _PROFILE_FEATURES
+_TOOL_OF_MOVE = {
+    "profile": "profile_batch",
+    "check": "run_sql",
+    "load": "load_batch",
+    "quarantine": "quarantine_batch",
+}
+_TURN = re.compile(r"^turn (\d+) of (\d+)")
+
+
+@dataclass(frozen=True)
+class MacroLayout:
+    """How a ``Discrete`` index maps to (slot, move); the last index submits the report."""
+
+    slots: int = 4
+
+    @property
+    def n_actions(self) -> int:
+        return self.slots * len(SLOT_MOVES) + 1
+
+    @property
+    def n_features(self) -> int:
+        return self.slots * SLOT_FEATURES + 1
+
+    @property
+    def submit(self) -> int:
+        return self.n_actions - 1
+
+    def decode(self, index: int) -> tuple[int, str]:
+        """``(slot, move)``; the submit action is ``(-1, "submit")``."""
+        if not 0 <= index < self.n_actions:
+            raise ValueError(f"action {index} is outside 0..{self.n_actions - 1}")
+        if index == self.submit:
+            return -1, "submit"
+        return divmod(index, len(SLOT_MOVES))[0], SLOT_MOVES[index % len(SLOT_MOVES)]
+
+    def index(self, slot: int, move: str) -> int:
+        if move == "submit":
+            return self.submit
+        return slot * len(SLOT_MOVES) + SLOT_MOVES.index(move)
+
+
+@dataclass
+class SlotState:
+    """What the agent has seen of one listed batch and done to it."""
+
+    batch: dict[str, Any]
+    checks: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (rows failing, load epoch)
+    profile: dict[str, Any] | None = None
+    rules: dict[str, Rule] = field(default_factory=dict)  # this table's rules, from the contract read
+    loaded: bool = False
+    quarantined: bool = False
+
+    @property
+    def decided(self) -> bool:
+        return self.loaded or self.quarantined
+
+
+class MacroTracker:
+    """Translate macro moves to text actions and text observations to numbers.
+
+    Episode protocol: send :meth:`opening` (read the contract, list the batches) as
+    the first action; pass every following observation to :meth:`absorb`; then
+    :meth:`vector` and :meth:`mask` describe the state and :meth:`action_text`
+    turns the chosen index into the next action.
+    """
+
+    def __init__(self, layout: MacroLayout) -> None:
+        self.layout = layout
+        self.slots: list[SlotState] = []
+        self.contract: dict[str, Any] | None = None
+        self.load_epoch = 0  # executed loads so far: a check is stale once the warehouse changed
+        self.turn, self.max_turns = 0, 1
+        self.loaded_ids: list[str] = []
+        self.quarantined_ids: list[str] = []
+        self._sent: list[tuple[str, int, str]] = []
+
+    def opening(self) -> str:
+        self._sent = [("read_contract", -1, ""), ("list_batches", -1, "")]
+        return action(call("read_contract"), call("list_batches"))
+
+    def absorb(self, observation: str) -> None:
+        """Update from the observation that answered the last action."""
+        found = _TURN.match(observation)
+        if found:
+            self.turn, self.max_turns = int(found.group(1)), int(found.group(2))
+        if self._sent and self._sent[0][0] == "read_contract":
+            self._begin(observation)
+        else:
+            for (tool, slot, rule), (_name, result) in zip(self._sent, results(observation), strict=False):
+                self._record(tool, slot, rule, result)
+        self._sent = []
+
+    def _begin(self, observation: str) -> None:
+        self.contract = result_of(observation, "read_contract")
+        listed = result_of(observation, "list_batches")["batches"]
+        if len(listed) > self.layout.slots:
+            raise ValueError(f"{len(listed)} batches do not fit in {self.layout.slots} slots")
+        self.slots = [
+            SlotState(batch, rules={r.name: r for r in contract_rules(batch["table"], self.contract)})
+            for batch in listed
+        ]
+
+    def _record(self, tool: str, slot: int, rule: str, result: dict[str, Any]) -> None:
+        if "error" in result and tool != "run_sql":
+            return
+        state = self.slots[slot] if 0 <= slot < len(self.slots) else None
+        if tool == "run_sql" and state is not None:
+            rows = result.get("rows") or [[0]]
+            failing = rows[0][0] if isinstance(rows[0][0], int) else 0  # an error counts as checked
+            state.checks[rule] = (failing, self.load_epoch)
+        elif tool == "profile_batch" and state is not None:
+            state.profile = result
+        elif tool == "load_batch" and result.get("status") == "loaded" and state is not None:
+            state.loaded = True
+            self.load_epoch += 1
+            self.loaded_ids.append(state.batch["batch_id"])
+        elif tool == "quarantine_batch" and result.get("status") == "quarantined" and state is not None:
+            state.quarantined = True
+            self.quarantined_ids.append(state.batch["batch_id"])
+
+    def action_text(self, index: int) -> str:
+        """The text action for macro ``index`` (a move on an empty slot sends no call)."""
+        slot, move = self.layout.decode(index)
+        if move == "submit":
+            self._sent = [("submit_report", -1, "")]
+            loaded, quarantined = sorted(set(self.loaded_ids)), sorted(set(self.quarantined_ids))
+            return action(call("submit_report", loaded=loaded, quarantined=quarantined))
+        if slot >= len(self.slots):
+            self._sent = []
+            return ""
+        state = self.slots[slot]
+        kind, _, rule_name = move.partition(":")
+        self._sent = [(_TOOL_OF_MOVE[kind], slot, rule_name)]
+        return action(self._call(state, kind, rule_name))
+
+    def _call(self, state: SlotState, kind: str, rule_name: str) -> dict[str, Any]:
+        batch_id = state.batch["batch_id"]
+        if kind in ("profile", "load"):
+            return call(_TOOL_OF_MOVE[kind], batch_id=batch_id)
+        rule = state.rules.get(rule_name) or _foreign_rule(rule_name, state.batch["table"], self.contract)
+        if kind == "check":
+            return call("run_sql", query=rule_query(state.batch, rule))
+        return call("quarantine_batch", batch_id=batch_id, column=rule.column, defect_type=rule.defect_type)
+
+    def mask(self) -> np.ndarray:
+        """Moves worth sending now: a listed, undecided batch; a rule of its table; a
+        profile not yet taken; a check not yet answered since the warehouse last
+        changed. Submitting is always allowed. An ``np.int8`` array, 1 where allowed:
+        the dtype ``Discrete.sample(mask=...)`` requires."""
+        allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
+        allowed[self.layout.submit] = 1
+        for slot, state in enumerate(self.slots):
+            if state.decided:
+                continue
+            base = slot * len(SLOT_MOVES)
+            allowed[base + SLOT_MOVES.index("profile")] = state.profile is None
+            allowed[base + SLOT_MOVES.index("load")] = True
+            for name in state.rules:
+                fresh = name in state.checks and state.checks[name][1] == self.load_epoch
+                allowed[base + SLOT_MOVES.index(f"check:{name}")] = not fresh
+                allowed[base + SLOT_MOVES.index(f"quarantine:{name}")] = True
+        return allowed
+
+    def vector(self) -> np.ndarray:
+        out = np.zeros(self.layout.n_features, dtype=np.float32)
+        for slot, state in enumerate(self.slots):
+            out[slot * SLOT_FEATURES : (slot + 1) * SLOT_FEATURES] = self._slot_features(state)
+        out[-1] = min(1.0, self.turn / max(1, self.max_turns))
+        return out
+
+    def _slot_features(self, state: SlotState) -> list[float]:
+        rows = max(1, int(state.batch.get("rows", 0)))
+        head = [
+            1.0,
+            float(state.batch["table"] == "orders"),
+            float(state.batch["table"] == "customers"),
+            min(1.0, rows / 50),
+            float(state.loaded),
+            float(state.quarantined),
+            float(state.profile is not None),
+        ]
+        checks: list[float] = []
+        for name in RULE_NAMES:
+            failing, epoch = state.checks.get(name, (0, -1))
+            checked = name in state.checks
+            checks += [float(checked and epoch == self.load_epoch), float(checked), float(failing > 0)]
+        return head + checks + profile_features(state.profile, rows, self.contract)
+
+
+def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:
+    """A rule of the other table, sent as is (its SQL names columns this batch lacks)."""
+    other = next(t for t in TABLES if t != table)
+    return {r.name: r for r in contract_rules(other, read or contract())}[name]
+
+
+def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, Any] | None) -> list[float]:
+    """Flags read off a ``profile_batch`` result against the contract read: per column
+    any blank and any repeated value, then amounts above the cap or not positive,
+    values outside the allowed currency, status and country, dates outside the window."""
+    if profile is None or read is None or "columns" not in profile:
+        return [0.0] * _PROFILE_FEATURES
+    columns = profile["columns"]
+    limits, window = read["limits"], read["reporting_window"]
+    out: list[float] = []
+    for name in PROFILE_COLUMNS:
+        stats = columns.get(name)
+        if stats is None:
+            out += [0.0, 0.0]
+            continue
+        out += [float(stats["n_null"] + stats["n_blank"] > 0), float(stats["n_distinct"] < rows)]
+    amount = columns.get("amount", {})
+    out += [
+        float((amount.get("numeric_max") or 0) > limits["max_amount"]),
+        float((amount.get("numeric_min") or 1) <= 0),
+        _outside(columns.get("currency"), [limits["currency"]]),
+        _outside(columns.get("status"), limits["allowed_status"]),
+        _outside(columns.get("country"), limits["allowed_countries"]),
+        float(str(columns.get("order_date", {}).get("min") or window["start"]) < window["start"]),
+        float(str(columns.get("order_date", {}).get("max") or window["end"]) > window["end"]),
+        float(str(columns.get("signup_date", {}).get("max") or window["end"]) > window["end"]),
+    ]
+    return out
+
+
+def _outside(stats: dict[str, Any] | None, allowed: list[str]) -> float:
+    """1 if one of the profile's top values is not allowed (one odd row is enough)."""
+    if not stats:
+        return 0.0
+    return float(any(value not in allowed for value, _count in stats["top_values"]))

@@ -1,0 +1,92 @@
+"""Case files: the original format reads unchanged; a broken line names file, line and field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURE_CASES
+from worldcase import small_case_dict
+
+from batchgate_gym.desks.gate.cases import CaseFormatError, load_cases
+
+
+def test_fixture_reads_unchanged(fixture_cases):
+    assert len(fixture_cases) == 32
+    assert sum(len(c.batches) for c in fixture_cases) == 64
+    assert sum(c.n_defective for c in fixture_cases) == 24
+    blank = next(c for c in fixture_cases if c.case_id == "eval-blank-amount-0").batches[1].truth
+    assert {(x.column, x.defect_type) for x in blank.citations} == {
+        ("amount", "missing_value"),
+        ("amount", "out_of_range"),
+    }
+
+
+def write(tmp_path, cases):
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(json.dumps(c) if isinstance(c, dict) else c for c in cases) + "\n")
+    return path
+
+
+def broken(mutate):
+    data = small_case_dict()
+    mutate(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d.pop("case_id"), "field 'case_id': missing"),
+        (
+            lambda d: d["batches"][1]["rows"][0].update(amount=12.5),
+            "field 'batches[1].rows[0].amount': expected a string, got float",
+        ),
+        (lambda d: d["batches"][0].update(table="invoices"), "field 'batches[0].table'"),
+        (lambda d: d["batches"][2]["rows"][0].pop("email"), "field 'batches[2].rows[0]': missing ['email']"),
+        (
+            lambda d: d["batches"][1]["truth"]["defects"][0].update(type="typo"),
+            "field 'batches[1].truth.defects[0].type'",
+        ),
+        (
+            lambda d: d["batches"][1]["truth"]["accepted"][0].update(column="email"),
+            "field 'batches[1].truth.accepted[0].column'",
+        ),
+        (lambda d: d["batches"][1].update(batch_id="B-1"), "field 'batches[].batch_id': 'B-1' appears twice"),
+        (lambda d: d["warehouse"].pop("orders"), "field 'warehouse.orders': missing"),
+        (lambda d: d.update(variant="3"), "field 'variant': expected int"),
+        (lambda d: d["batches"][0]["truth"].update(defective="no"), "field 'batches[0].truth.defective'"),
+    ],
+)
+def test_broken_case_names_file_line_and_field(tmp_path, mutate, field):
+    path = write(tmp_path, [small_case_dict() | {"case_id": "first"}, broken(mutate)])
+    with pytest.raises(CaseFormatError) as error:
+        load_cases(path)
+    assert str(error.value).startswith(f"{path}:2: ")
+    assert field in str(error.value)
+
+
+def test_invalid_json_line(tmp_path):
+    path = write(tmp_path, [small_case_dict(), "{oops"])
+    with pytest.raises(CaseFormatError, match=r"cases.jsonl:2: not valid JSON"):
+        load_cases(path)
+
+
+def test_duplicate_case_ids_and_empty_files(tmp_path):
+    with pytest.raises(CaseFormatError, match="'small-0' appears twice"):
+        load_cases(write(tmp_path, [small_case_dict(), small_case_dict()]))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(CaseFormatError, match="no cases"):
+        load_cases(empty)
+
+
+def test_colliding_staging_names_are_refused():
+    data = small_case_dict()
+    data["batches"][1]["batch_id"] = "b.1"  # stg_b_1, like B-1
+    with pytest.raises(CaseFormatError, match="staging table name"):
+        load_cases([data])
+
+
+def test_fixture_path_is_the_copied_one():
+    assert FIXTURE_CASES.name == "seed_eval_curated.jsonl"

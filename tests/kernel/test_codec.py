@@ -1,0 +1,160 @@
+"""Actions as text: every accepted syntax, and every kind of bad input as an error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURE_CASES, last_json
+
+from batchgate_gym.desks.gate.tools import GATE_TOOLS, tool_schemas
+from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.kernel.codec import ActionError, ToolCall, parse_action
+
+Q = ToolCall("quarantine_batch", {"batch_id": "B-1", "column": "amount", "defect_type": "missing_value"})
+
+
+def parse(text: str, max_calls: int = 8) -> list[ToolCall]:
+    return parse_action(text, GATE_TOOLS, max_calls)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'quarantine_batch("B-1", "amount", "missing_value")',
+        "quarantine_batch(batch_id='B-1', column='amount', defect_type='missing_value')",
+        'quarantine_batch("B-1", defect_type="missing_value", column="amount");',
+        '{"name": "quarantine_batch", "arguments": {"batch_id": "B-1", "column": "amount", "defect_type": "missing_value"}}',
+        '{"name": "quarantine_batch", "arguments": "{\\"batch_id\\": \\"B-1\\", \\"column\\": \\"amount\\", \\"defect_type\\": \\"missing_value\\"}"}',
+        '{"tool": "quarantine_batch", "args": {"batch_id": "B-1", "column": "amount", "defect_type": "missing_value"}}',
+        '[{"type": "function", "function": {"name": "quarantine_batch", "arguments": "{\\"batch_id\\":\\"B-1\\",\\"column\\":\\"amount\\",\\"defect_type\\":\\"missing_value\\"}"}}]',
+        '```python\nquarantine_batch("B-1", "amount", "missing_value")\n```',
+    ],
+)
+def test_every_syntax_gives_the_same_call(text):
+    assert parse(text) == [Q]
+
+
+def test_several_calls_run_in_order():
+    calls = parse('list_batches()\nread_contract(); load_batch("B-2")')
+    assert [c.name for c in calls] == ["list_batches", "read_contract", "load_batch"]
+    assert (
+        parse(json.dumps([{"name": "list_batches"}, {"name": "read_contract", "arguments": {}}]))[1].name
+        == "read_contract"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty action"),
+        ("drop_table()", "unknown tool 'drop_table'"),
+        ("load_batch()", "missing argument 'batch_id'"),
+        ('load_batch("B-1", "B-2")', "takes 1 arguments, 2 given"),
+        ("load_batch(batch_id=1)", "batch_id must be a string"),
+        ('load_batch(__import__("os").system("true"))', "must be literals"),
+        ('submit_report("B-1", [])', "loaded must be a array"),
+        ('submit_report(["B-1", 2], [])', "every item of loaded must be a string"),
+        ('load_batch("B-1", batch_id="B-2")', "given twice"),
+        ('load_batch(x="B-1")', "unknown argument 'x'"),
+        ("{not json", "invalid JSON"),
+        ('{"arguments": {}}', 'missing "name"'),
+        ("[]", "empty list"),
+        ("x = 1", "assign statement"),
+        ("os.system('true')", "not a tool name"),
+        ("list_batches(**{})", "** and * arguments"),
+        ("(" * 500 + ")" * 500, "could not parse"),
+    ],
+)
+def test_bad_actions_are_explained(text, message):
+    with pytest.raises(ActionError, match=None) as error:
+        parse(text)
+    assert message in str(error.value)
+
+
+def test_call_cap_per_step():
+    with pytest.raises(ActionError, match="at most 3"):
+        parse("list_batches()\n" * 4, max_calls=3)
+
+
+def test_nesting_bombs_do_not_raise_out_of_the_codec():
+    for text in ["[" * 100_000, "f(" * 50_000, '{"a":' * 100_000]:
+        with pytest.raises(ActionError):
+            parse(text)
+
+
+@pytest.fixture(scope="module")
+def env():
+    e = BatchGateEnv(FIXTURE_CASES)
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "x" * 1_000_000,
+        "\x00\x01\x02",
+        "😀 load_batch('B-1') 😀",
+        "load_batch('\udcff')",
+        42,
+        None,
+        b"list_batches()",
+        "\n\n\n",
+    ],
+)
+def test_env_turns_any_input_into_an_error_observation_and_logs_it(env, action):
+    env.reset(options={"case_index": 0})
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert observation.startswith("turn 1 of 30\nerror: ") and "Accepted syntax" in observation
+    assert env.observation_space.contains(observation)
+    assert (reward, terminated, truncated, info["calls"]) == (0.0, False, False, 0)
+    entry = env.world.ledger.entries[-1]
+    assert entry.action == "invalid_action" and entry.executed is False and entry.note
+
+
+def test_unknown_batch_in_a_valid_call_is_a_tool_refusal(env):
+    env.reset(options={"case_index": 0})
+    observation, *_ = env.step('load_batch("B-nope")')
+    assert "unknown batch" in last_json(observation)["error"]
+
+
+def test_a_bad_call_stops_the_whole_action(env):
+    env.reset(options={"case_index": 0})
+    observation, *_ = env.step('load_batch("B-0930-60-1")\nload_batch()')
+    assert "missing argument" in observation
+    assert env.world.load_counts == {}
+
+
+def test_calls_after_the_report_are_refused(env):
+    env.reset(options={"case_index": 0})
+    observation, _, terminated, _, _ = env.step('submit_report([], [])\nload_batch("B-0930-60-1")')
+    assert terminated and env.world.load_counts == {}
+    assert '"status":"received"' in observation and "not run: the episode already ended" in observation
+    assert [(e.action, e.executed) for e in env.world.ledger.entries[-2:]] == [
+        ("load_batch", False),
+        ("seal", True),
+    ]
+
+
+def test_tool_schemas_are_openai_functions():
+    schemas = tool_schemas()
+    assert [s["function"]["name"] for s in schemas] == list(GATE_TOOLS)
+    quarantine = schemas[5]["function"]["parameters"]
+    assert (
+        quarantine["required"] == ["batch_id", "column", "defect_type"]
+        and quarantine["additionalProperties"] is False
+    )
+    assert schemas[6]["function"]["parameters"]["properties"]["loaded"] == {
+        "type": "array",
+        "description": "ids of the batches you loaded",
+        "items": {"type": "string"},
+    }
+
+
+def test_odd_escapes_in_agent_text_raise_no_host_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse('run_sql("SELECT \\K")') == [ToolCall("run_sql", {"query": "SELECT \\K"})]

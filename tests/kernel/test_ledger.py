@@ -1,0 +1,105 @@
+"""The hash-chained log: format, verification, tamper detection and replay."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import pytest
+from conftest import FIXTURE_CASES
+
+from batchgate_gym.desks.gate.replay import replay
+from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.kernel.ledger import GENESIS, Ledger, LogIntegrityError, verify_chain
+from batchgate_gym.policies import REFERENCE_POLICIES
+
+
+def test_entry_format_and_hash_definition():
+    ledger = Ledger()
+    first = ledger.append("load_batch", {"batch_id": "B-1", "rows": 3, "orphan_rows": 0}, True)
+    second = ledger.append("run_sql", {"query": "SELECT 1"}, False, "refused")
+    assert first.prev_hash == GENESIS and second.prev_hash == first.hash
+    body = {k: v for k, v in first.as_dict().items() if k != "hash"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    assert first.hash == hashlib.sha256(canonical.encode()).hexdigest()
+    assert set(first.as_dict()) == {"seq", "action", "args", "executed", "note", "prev_hash", "hash"}
+
+
+def played(policy_name: str, case_index: int):
+    env = BatchGateEnv(FIXTURE_CASES)
+    observation, info = env.reset(options={"case_index": case_index})
+    policy = REFERENCE_POLICIES[policy_name]()
+    policy.reset(observation, info)
+    while True:
+        observation, _, terminated, truncated, info = env.step(policy.act(observation))
+        if terminated or truncated:
+            return env, info
+
+
+@pytest.mark.parametrize("policy", ["naive", "careful", "refuse-all"])
+@pytest.mark.parametrize("case_index", [0, 3, 9, 22, 30])
+def test_replay_from_case_and_log_equals_the_live_score(policy, case_index):
+    env, info = played(policy, case_index)
+    score = replay(env.world.case, env.export_log(), head=info["log_head"])
+    assert score.as_dict() == info["score"]
+
+
+def test_export_is_a_copy():
+    env, _ = played("careful", 0)
+    exported = env.export_log()
+    exported[0]["args"]["x"] = 1
+    assert "x" not in env.world.ledger.entries[0].args
+
+
+def tampered_logs(entries):
+    edit = copy.deepcopy(entries)
+    edit[2]["args"]["batch_id"] = "B-other"
+    rehashed = copy.deepcopy(entries)  # edited and re-hashed: the next link breaks
+    rehashed[1]["executed"] = not rehashed[1]["executed"]
+    from batchgate_gym.kernel.ledger import entry_hash
+
+    rehashed[1]["hash"] = entry_hash(rehashed[1])
+    yield "edited", edit
+    yield "edited and rehashed", rehashed
+    yield "deleted", entries[:1] + entries[2:]
+    yield "reordered", [entries[1], entries[0], *entries[2:]]
+    yield "truncated", entries[:-2]
+    yield "seal cut off", entries[:-1]
+
+
+def test_tampering_is_detected():
+    env, info = played("careful", 8)
+    entries = env.export_log()
+    verify_chain(entries)
+    for how, log in tampered_logs(entries):
+        with pytest.raises(LogIntegrityError):
+            replay(env.world.case, log, head=info["log_head"])
+        with pytest.raises(LogIntegrityError):  # even where a forger also swapped the head
+            replay(env.world.case, log, head=log[-1]["hash"])
+        assert how
+
+
+def test_a_forged_orphan_count_is_caught_on_replay():
+    env, _ = played("naive", 3)  # clean-control-3 lists orders first: orphans at load
+    entries = env.export_log()
+    load = next(e for e in entries if e["action"] == "load_batch" and e["args"]["orphan_rows"])
+    forged = copy.deepcopy(entries)
+    forged[load["seq"]]["args"]["orphan_rows"] = 0
+    from batchgate_gym.kernel.ledger import entry_hash
+
+    prev = forged[load["seq"] - 1]["hash"]
+    for entry in forged[load["seq"] :]:  # re-chain everything after the forgery
+        entry["prev_hash"] = prev
+        entry["hash"] = entry_hash(entry)
+        prev = entry["hash"]
+    verify_chain(forged)  # the chain alone cannot tell: the warehouse can
+    with pytest.raises(LogIntegrityError, match="orphan count"):
+        replay(env.world.case, forged, head=forged[-1]["hash"])
+
+
+def test_sealed_ledger_refuses_appends_and_reports_intact():
+    env, info = played("careful", 1)
+    assert info["log_intact"] and env.world.ledger.sealed
+    with pytest.raises(LogIntegrityError):
+        env.world.ledger.append("load_batch", {}, True)
