@@ -9,12 +9,19 @@ string, ``{"tool": ..., "args": {...}}``, an OpenAI-style
 with :mod:`ast` and :func:`ast.literal_eval` and never evaluated. Parsing is all or
 nothing: if any call is malformed, none runs, and the error says why and shows the
 accepted syntax.
+
+A tool's parameters are typed: ``str``, ``int``, ``float`` (an int is accepted and
+becomes a float; a bool is not a number; only finite values), ``bool`` (only
+``True``/``False``) and ``list`` (with a typed element). A parameter with a
+``default`` is optional: left out, it takes the default, and a default of ``None``
+also accepts an explicit ``None`` (JSON ``null``).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 import warnings
 from collections.abc import Mapping
@@ -26,20 +33,65 @@ OBSERVATION_CHARSET = "\t\n" + "".join(chr(code) for code in range(0x20, 0x7F))
 _OUTSIDE_CHARSET = re.compile(r"[^\t\n\x20-\x7e]")
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?|\n?```\s*$")
 
-_TYPE_NAMES = {str: "string", list: "array", int: "integer"}
+_TYPE_NAMES = {str: "string", list: "array", int: "integer", float: "number", bool: "boolean"}
+
+
+class _Required:
+    """The default of a parameter that has none: the caller must give it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+    def __reduce__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
 
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """One tool parameter. With a ``default`` it is optional; without, required."""
+
     name: str
     kind: type
     description: str
     items: type | None = None  # element type of a list parameter
+    default: Any = REQUIRED
+
+    def __post_init__(self) -> None:
+        for kind in (self.kind, self.items):
+            if kind is not None and kind not in _TYPE_NAMES:
+                raise TypeError(f"parameter {self.name!r}: no JSON type for {kind!r}")
+        if (self.items is not None) != (self.kind is list):
+            raise TypeError(f"parameter {self.name!r}: a list parameter, and only one, names its items")
+        if not self.required and self.default is not None and _type_error(self, self.default) is not None:
+            raise TypeError(f"parameter {self.name!r}: default {self.default!r} is not a {self.type_name}")
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def type_name(self) -> str:
+        return _TYPE_NAMES[self.kind]
+
+    @property
+    def signature(self) -> str:
+        text = f"{self.name}: {self.type_name}"
+        return text if self.required else f"{text} = {literal(self.default)}"
 
     def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": _TYPE_NAMES[self.kind], "description": self.description}
+        kind: str | list[str] = self.type_name
+        if not self.required and self.default is None:
+            kind = [kind, "null"]  # the default itself may be given
+        schema: dict[str, Any] = {"type": kind, "description": self.description}
         if self.items is not None:
             schema["items"] = {"type": _TYPE_NAMES[self.items]}
+        if not self.required:
+            schema["default"] = self.default
         return schema
 
 
@@ -53,8 +105,7 @@ class ToolSpec:
 
     @property
     def signature(self) -> str:
-        inner = ", ".join(f"{p.name}: {_TYPE_NAMES[p.kind]}" for p in self.params)
-        return f"{self.name}({inner})"
+        return f"{self.name}({', '.join(p.signature for p in self.params)})"
 
     def json_schema(self) -> dict[str, Any]:
         """OpenAI function-calling format."""
@@ -66,7 +117,7 @@ class ToolSpec:
                 "parameters": {
                     "type": "object",
                     "properties": {p.name: p.json_schema() for p in self.params},
-                    "required": [p.name for p in self.params],
+                    "required": [p.name for p in self.params if p.required],
                     "additionalProperties": False,
                 },
             },
@@ -80,12 +131,29 @@ class ToolCall:
 
     def render(self) -> str:
         """The call in call syntax, on one line, ASCII only."""
-        inner = ", ".join(f"{key}={json.dumps(value)}" for key, value in self.args.items())
+        inner = ", ".join(f"{key}={literal(value)}" for key, value in self.args.items())
         return f"{self.name}({inner})"
+
+
+def literal(value: Any) -> str:
+    """A value as call syntax reads it back: JSON, but ``True``, ``False`` and ``None``."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(literal(item) for item in value) + "]"
+    return json.dumps(value)
 
 
 class ActionError(ValueError):
     """The action could not be turned into tool calls; the message says why."""
+
+
+_EXAMPLES = {str: '"..."', list: "[...]", int: "0", float: "0.0", bool: "True"}
+
+
+def tool_lines(tools: Mapping[str, ToolSpec]) -> str:
+    """One indented line per tool, its signature and its help: how a task text lists them."""
+    return "\n".join(f"  {spec.signature}: {spec.description}" for spec in tools.values())
 
 
 def syntax_help(tools: Mapping[str, ToolSpec]) -> str:
@@ -93,7 +161,7 @@ def syntax_help(tools: Mapping[str, ToolSpec]) -> str:
     specs = list(tools.values())
     plain = min(specs, key=lambda spec: len(spec.params)) if specs else ToolSpec("tool", "")
     keyword = max(specs, key=lambda spec: len(spec.params)) if specs else plain
-    example = ", ".join(f'{p.name}="..."' if p.kind is str else f"{p.name}=[...]" for p in keyword.params)
+    example = ", ".join(f"{p.name}={_EXAMPLES[p.kind]}" for p in keyword.params)
     return (
         f"Accepted syntax: one or more tool calls, e.g. {plain.name}() or {keyword.name}({example}),"
         ' one per line or separated by ";"; or JSON {"name": "...", "arguments": {...}}'
@@ -186,7 +254,9 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
         args = [ast.literal_eval(arg) for arg in node.args]
         kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise ActionError(f"{where}: arguments of {name} must be literals (strings, lists)") from None
+        raise ActionError(
+            f"{where}: arguments of {name} must be literals (strings, numbers, True, False, None, lists)"
+        ) from None
     if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         raise ActionError(f"{where}: ** and * arguments are not accepted")
     return name, args, kwargs
@@ -217,20 +287,54 @@ def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str
         raise ActionError(f"{spec.signature}: unknown argument {escape(str(unknown[0])[:80])!r}")
     for param in spec.params:
         if param.name not in bound:
-            raise ActionError(f"{spec.signature}: missing argument {param.name!r}")
-        _check_type(spec, param, bound[param.name])
+            if param.required:
+                raise ActionError(f"{spec.signature}: missing argument {param.name!r} (required)")
+            default = param.default
+            bound[param.name] = list(default) if isinstance(default, list) else default  # never shared
+        elif not (param.default is None and bound[param.name] is None):
+            bound[param.name] = _checked(spec, param, bound[param.name])
     return ToolCall(name, {p.name: bound[p.name] for p in spec.params})
 
 
-def _check_type(spec: ToolSpec, param: Param, value: Any) -> None:
-    if not isinstance(value, param.kind) or isinstance(value, bool):
-        raise ActionError(
-            f"{spec.signature}: {param.name} must be a {_TYPE_NAMES[param.kind]}, not {type(value).__name__}"
-        )
-    if param.items is not None and not all(isinstance(item, param.items) for item in value):
-        raise ActionError(
-            f"{spec.signature}: every item of {param.name} must be a {_TYPE_NAMES[param.items]}"
-        )
+def _fits(kind: type, value: Any) -> bool:
+    """Whether ``value`` is a ``kind``: a bool is only a bool, an int is also a float."""
+    if isinstance(value, bool):
+        return kind is bool
+    if kind is float:
+        return isinstance(value, int | float)
+    return isinstance(value, kind)
+
+
+def _type_error(param: Param, value: Any) -> str | None:
+    """Why ``value`` does not fit ``param``'s type, or ``None`` if it does."""
+    if not _fits(param.kind, value):
+        found = "a bool" if isinstance(value, bool) else type(value).__name__
+        return f"{param.name} must be a {param.type_name}, not {found}"
+    if param.items is not None and not all(_fits(param.items, item) for item in value):
+        return f"every item of {param.name} must be a {_TYPE_NAMES[param.items]}"
+    return None
+
+
+def _number(spec: ToolSpec, param: Param, value: int | float) -> float:
+    try:
+        number = float(value)
+    except OverflowError:  # an int past the float range
+        number = math.inf
+    if not math.isfinite(number):
+        raise ActionError(f"{spec.signature}: {param.name} must be a finite number")
+    return number
+
+
+def _checked(spec: ToolSpec, param: Param, value: Any) -> Any:
+    """``value`` if it fits ``param`` (ints for floats become floats), else :class:`ActionError`."""
+    problem = _type_error(param, value)
+    if problem is not None:
+        raise ActionError(f"{spec.signature}: {problem}")
+    if param.kind is float:
+        return _number(spec, param, value)
+    if param.items is float:
+        return [_number(spec, param, item) for item in value]
+    return value
 
 
 def escape(text: str) -> str:

@@ -9,7 +9,7 @@ from conftest import FIXTURE_CASES, last_json
 
 from batchgate_gym.desks.gate.tools import GATE_TOOLS, tool_schemas
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.kernel.codec import ActionError, ToolCall, parse_action
+from batchgate_gym.kernel.codec import ActionError, Param, ToolCall, ToolSpec, parse_action, syntax_help
 
 Q = ToolCall("quarantine_batch", {"batch_id": "B-1", "column": "amount", "defect_type": "missing_value"})
 
@@ -158,3 +158,133 @@ def test_odd_escapes_in_agent_text_raise_no_host_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert parse('run_sql("SELECT \\K")') == [ToolCall("run_sql", {"query": "SELECT \\K"})]
+
+
+# -- typed and optional parameters -------------------------------------------------
+_PAY = ToolSpec(
+    "pay",
+    "Pay an amount.",
+    (
+        Param("amount", float, "how much"),
+        Param("count", int, "how many times"),
+        Param("urgent", bool, "whether now", default=False),
+        Param("note", str, "free text", default=None),
+        Param("cap", float, "an upper bound", default=None),
+        Param("tags", list, "labels", str, default=[]),
+    ),
+)
+_TYPED = {_PAY.name: _PAY}
+
+
+def _pay(text: str) -> dict:
+    [call] = parse_action(text, _TYPED, 4)
+    return call.args
+
+
+def test_optional_parameters_take_their_defaults():
+    assert _pay("pay(2.5, 3)") == {
+        "amount": 2.5,
+        "count": 3,
+        "urgent": False,
+        "note": None,
+        "cap": None,
+        "tags": [],
+    }
+
+
+def test_a_list_default_is_a_fresh_list_per_call():
+    first, second = _pay("pay(1.0, 1)")["tags"], _pay("pay(1.0, 1)")["tags"]
+    first.append("x")
+    assert second == [] and _PAY.params[5].default == []
+
+
+def test_an_int_is_accepted_for_a_float_and_becomes_one():
+    amount = _pay("pay(7, 1)")["amount"]
+    assert amount == 7.0 and type(amount) is float
+    assert type(_pay('{"name": "pay", "arguments": {"amount": 7, "count": 1, "cap": 3}}')["cap"]) is float
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("pay(True, 1)", "amount must be a number, not a bool"),
+        ('pay("1.5", 1)', "amount must be a number, not str"),
+        ("pay(1.0, True)", "count must be a integer, not a bool"),
+        ("pay(1.0, 1.0)", "count must be a integer, not float"),
+        ("pay(1.0, 1, 1)", "urgent must be a boolean, not int"),
+        ('pay(1.0, 1, "yes")', "urgent must be a boolean, not str"),
+        ("pay(1.0, 1, urgent=None)", "urgent must be a boolean, not NoneType"),
+        ("pay(None, 1)", "amount must be a number, not NoneType"),
+        ("pay(1" + "0" * 400 + ", 1)", "amount must be a finite number"),
+        ('{"name": "pay", "arguments": {"amount": 1e400, "count": 1}}', "amount must be a finite number"),
+        ('{"name": "pay", "arguments": {"amount": NaN, "count": 1}}', "amount must be a finite number"),
+        ("pay(1.0, 1, tags=[True])", "every item of tags must be a string"),
+        ("pay(count=1)", "missing argument 'amount' (required)"),
+        ("pay(1.0)", "missing argument 'count' (required)"),
+    ],
+)
+def test_typed_parameters_explain_a_wrong_value(text, message):
+    with pytest.raises(ActionError) as error:
+        parse_action(text, _TYPED, 4)
+    assert message in str(error.value)
+
+
+def test_an_optional_parameter_is_never_reported_missing():
+    assert _pay("pay(1.0, 2, urgent=True)")["urgent"] is True
+    assert _pay('{"name": "pay", "arguments": {"amount": 1, "count": 2, "note": null}}')["note"] is None
+
+
+def test_a_none_default_accepts_an_explicit_none_and_other_defaults_do_not():
+    assert _pay("pay(1.0, 2, note=None, cap=None)")["cap"] is None
+    with pytest.raises(ActionError, match="urgent must be a boolean"):
+        _pay("pay(1.0, 2, urgent=None)")
+
+
+def test_signature_shows_types_and_defaults_in_call_syntax():
+    assert _PAY.signature == (
+        "pay(amount: number, count: integer, urgent: boolean = False, note: string = None,"
+        " cap: number = None, tags: array = [])"
+    )
+
+
+def test_render_of_typed_values_reads_back_as_the_same_call():
+    [call] = parse_action('pay(1, 2, True, "x\\u00e9", tags=["a"])', _TYPED, 4)
+    assert call.render() == 'pay(amount=1.0, count=2, urgent=True, note="x\\u00e9", cap=None, tags=["a"])'
+    assert parse_action(call.render(), _TYPED, 4) == [call]
+
+
+def test_schema_of_typed_and_optional_parameters_is_an_openai_function():
+    schema = _PAY.json_schema()
+    assert schema["type"] == "function" and schema["function"]["name"] == "pay"
+    parameters = schema["function"]["parameters"]
+    assert parameters["type"] == "object" and parameters["additionalProperties"] is False
+    assert parameters["required"] == ["amount", "count"]
+    assert parameters["properties"] == {
+        "amount": {"type": "number", "description": "how much"},
+        "count": {"type": "integer", "description": "how many times"},
+        "urgent": {"type": "boolean", "description": "whether now", "default": False},
+        "note": {"type": ["string", "null"], "description": "free text", "default": None},
+        "cap": {"type": ["number", "null"], "description": "an upper bound", "default": None},
+        "tags": {"type": "array", "description": "labels", "items": {"type": "string"}, "default": []},
+    }
+    json.dumps(schema, allow_nan=False)  # plain JSON
+
+
+def test_the_syntax_help_example_fits_each_type():
+    help_text = syntax_help(_TYPED)
+    assert 'pay(amount=0.0, count=0, urgent=True, note="...", cap=0.0, tags=[...])' in help_text
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Param("x", float, "", default="1"), "default '1' is not a number"),
+        (lambda: Param("x", bool, "", default=0), "default 0 is not a boolean"),
+        (lambda: Param("x", dict, ""), "no JSON type"),
+        (lambda: Param("x", list, ""), "names its items"),
+        (lambda: Param("x", str, "", str), "names its items"),
+    ],
+)
+def test_a_badly_declared_parameter_fails_when_declared(make, message):
+    with pytest.raises(TypeError, match=message):
+        make()
