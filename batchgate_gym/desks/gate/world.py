@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,13 @@ from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogEntry
 from batchgate_gym.kernel.plain import frozen
 from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
+from batchgate_gym.kernel.sqlite_image import (
+    connection_from,
+    open_connection,
+    restore,
+    schema_image,
+    transaction,
+)
 
 from .cases import Case, StagingBatch
 from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
@@ -63,24 +69,6 @@ def warehouse_rows(table: str, rows: tuple[tuple[str, ...], ...]) -> list[tuple[
     return [row[:_AMOUNT] + (loader_amount(row[_AMOUNT]),) + row[_AMOUNT + 1 :] for row in rows]
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One transaction around many inserts: autocommit would commit row by row."""
-    conn.execute("BEGIN")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def open_connection() -> sqlite3.Connection:
-    # Autocommit and no statement cache: the authorizer must see every agent query
-    # prepared afresh, or a repeated query would report no tables read.
-    return sqlite3.connect(":memory:", isolation_level=None, cached_statements=0, check_same_thread=False)
-
-
 @dataclass(eq=False)
 class PreparedCase:
     """Everything about a case that does not change during an episode."""
@@ -116,23 +104,8 @@ def prepare(case: Case) -> PreparedCase:
     return prepared
 
 
-def _empty_warehouse() -> bytes:
-    """The warehouse schema as a database image, made once: restoring it is cheaper than DDL."""
-    if not _EMPTY_WAREHOUSE:
-        conn = open_connection()
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        _EMPTY_WAREHOUSE.append(conn.serialize())
-        conn.close()
-    return _EMPTY_WAREHOUSE[0]
-
-
-_EMPTY_WAREHOUSE: list[bytes] = []
-
-
 def _build(case: Case) -> PreparedCase:
-    conn = open_connection()
-    conn.deserialize(_empty_warehouse())
+    conn = connection_from(schema_image(_SCHEMA))
     with transaction(conn):
         conn.executemany(_INSERT["customers"], case.customers)
         conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
@@ -230,8 +203,7 @@ class GateWorld:
 
     def reset(self, case: Case) -> None:
         self.prepared = prepare(case)
-        self.conn.deserialize(self.prepared.image)
-        self.guard.schema_changed()
+        restore(self.guard, self.prepared.image)
         self._reset_state()
 
     @property
@@ -354,4 +326,13 @@ class GateWorld:
         return {"status": "received"}
 
 
-__all__ = ["CUSTOMER_COLUMNS", "GateWorld", "PreparedCase", "loader_amount", "mart_usd", "prepare"]
+__all__ = [
+    "CUSTOMER_COLUMNS",
+    "GateWorld",
+    "PreparedCase",
+    "loader_amount",
+    "mart_usd",
+    "open_connection",
+    "prepare",
+    "transaction",
+]
