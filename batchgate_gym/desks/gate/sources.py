@@ -1,54 +1,28 @@
-"""Where an environment's cases come from, and how a reset picks one.
+"""Where a gate environment's cases come from: its splits, its files, its procedural cases.
 
-A fixed list of cases (a JSONL file, parsed dicts, or a named split) is drawn from
+The drawing itself is the kernel's (:mod:`batchgate_gym.kernel.case_sources`): a
+fixed list of cases (a JSONL file, parsed dicts, or a named split) is drawn from
 uniformly with the environment's seeded generator unless the reset names a case;
 a procedural source builds a fresh case from a seed drawn the same way, so
 ``reset(seed=s)`` gives the same case in any process and new seeds new cases.
+This module names the gate's splits, reads its files and holds its procedural knobs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
+
 from .cases import Case, case_from_dict, load_cases
 
-
-class CaseSource(Protocol):
-    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case: ...
-
-
-class FixedCases:
-    """A fixed, ordered list of cases."""
-
-    def __init__(self, cases: list[Case]) -> None:
-        if not cases:
-            raise ValueError("no cases given")
-        self.cases = cases
-        self._by_id = {case.case_id: index for index, case in enumerate(cases)}
-
-    def __len__(self) -> int:
-        return len(self.cases)
-
-    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case:
-        if "case_id" in options:
-            index = self._by_id.get(options["case_id"])
-            if index is None:
-                raise ValueError(f"no case with case_id {options['case_id']!r}")
-        elif "case_index" in options:
-            index = int(options["case_index"])
-            if not 0 <= index < len(self.cases):
-                raise ValueError(f"case_index {index} is outside 0..{len(self.cases) - 1}")
-        else:
-            index = int(rng.integers(len(self.cases)))
-        return self.cases[index]
-
-
-SPLITS = ("eval", "train")
+SPLITS = ("eval", "train")  # the committed splits, in desks/gate/data
 _SCALE_KEYS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
 
 
@@ -87,7 +61,10 @@ class ProceduralCases:
             )
         knobs = check_knobs(**{key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS})
         seed = options.get("case_seed")
-        seed = int(rng.integers(0, 2**31 - 1)) if seed is None else check_seed(seed, "case_seed")
+        seed = draw_seed(rng) if seed is None else check_seed(seed, "case_seed")
+        return self.build(seed, **knobs)
+
+    def build(self, seed: int, **knobs: Any) -> Case:
         return build_procedural(seed, **knobs)
 
 
@@ -119,17 +96,22 @@ def case_source(
     split name (``"eval"``, ``"train"``) serves that fixed split; any other string
     or path is a JSONL file; a list holds case dicts or :class:`Case` objects.
     """
-    if cases is None:
-        return ProceduralCases(**knobs)
-    if knobs:
-        raise ValueError(f"scale knobs {sorted(knobs)} apply to procedural cases only")
-    if hasattr(cases, "pick"):
-        return cases  # type: ignore[return-value]
-    if isinstance(cases, str) and cases in SPLITS:
-        return FixedCases(split_cases(cases))
-    if isinstance(cases, (str, os.PathLike)):
-        return FixedCases(load_cases(cases))
-    items = list(cases)
-    if all(isinstance(item, Case) for item in items):
-        return FixedCases(items)
-    return FixedCases(load_cases(items))
+    return resolve_cases(
+        cases,
+        splits={name: functools.partial(split_cases, name) for name in SPLITS},
+        load=load_cases,
+        case_type=Case,
+        procedural=ProceduralCases,
+        **knobs,
+    )
+
+
+__all__ = [
+    "SPLITS",
+    "CaseSource",
+    "FixedCases",
+    "ProceduralCases",
+    "build_procedural",
+    "case_source",
+    "split_cases",
+]

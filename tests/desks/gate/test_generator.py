@@ -529,3 +529,13 @@ def test_importing_the_generator_loads_no_environment() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_split_names_are_defined_once_and_each_has_its_file() -> None:
+    from batchgate_gym.desks.gate import sources
+    from batchgate_gym.desks.gate.generator import splits
+
+    assert splits.SPLITS is sources.SPLITS
+    assert all(splits.split_path(name).is_file() for name in sources.SPLITS)
+    with pytest.raises(ValueError, match="unknown split 'nope'"):
+        splits.split_path("nope")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import batchgate_gym.desks.gate.sources as casebook
+import batchgate_gym.desks.gate.sources as sources
 from batchgate_gym.desks.gate.generator import FAMILIES, build_case, variants
 from batchgate_gym.desks.gate.generator.build import check_knobs
 from batchgate_gym.envs import BatchGateEnv
@@ -67,7 +67,7 @@ def _knob_error(knob: str) -> Any:
 
 @pytest.mark.parametrize(("knob", "value"), BAD_KNOBS)
 def test_a_bad_knob_is_refused_everywhere_before_any_case_is_built(knob: str, value: Any) -> None:
-    with mock.patch.object(casebook, "build_procedural", side_effect=AssertionError("a case was built")):
+    with mock.patch.object(sources, "build_procedural", side_effect=AssertionError("a case was built")):
         with _knob_error(knob):
             BatchGateEnv(**{knob: value})
         with _knob_error(knob):
@@ -80,7 +80,7 @@ def test_a_bad_knob_is_refused_everywhere_before_any_case_is_built(knob: str, va
         with _knob_error(knob):
             parallel_env().reset(seed=0, options={knob: value})
         with _knob_error(knob):
-            casebook.ProceduralCases(**{knob: value})
+            sources.ProceduralCases(**{knob: value})
     with _knob_error(knob):
         build_case(0, **{knob: value})
 
@@ -129,7 +129,7 @@ def test_the_bounds_themselves_are_accepted_and_normalised() -> None:
     assert type(check_knobs(batches=np.int64(2))["batches"]) is int
     # Constructing at the bounds builds nothing, so it is cheap.
     BatchGateEnv(rows_per_batch=(1, 100_000), batches=12, defects_per_batch=9, family="legit-edge", variant=4)
-    casebook.ProceduralCases(rows_per_batch=100_000)
+    sources.ProceduralCases(rows_per_batch=100_000)
 
 
 def test_a_reset_at_the_largest_knobs_honours_them() -> None:
@@ -251,8 +251,8 @@ def test_any_reset_options_either_fail_before_building_or_reset_within_the_space
     options: dict[str, Any], seed: int
 ) -> None:
     env = BatchGateEnv(max_observation_chars=1_000)
-    built = mock.Mock(wraps=casebook.build_procedural)
-    with mock.patch.object(casebook, "build_procedural", built):
+    built = mock.Mock(wraps=sources.build_procedural)
+    with mock.patch.object(sources, "build_procedural", built):
         try:
             observation, info = env.reset(seed=seed, options=options)
         except (ValueError, TypeError):
@@ -281,5 +281,5 @@ def test_any_constructor_knobs_either_fail_at_once_or_make_an_env(kwargs: dict[s
         with pytest.raises((ValueError, TypeError)):
             check_knobs(**kwargs)
         return
-    assert isinstance(env.source, casebook.ProceduralCases)
+    assert isinstance(env.source, sources.ProceduralCases)
     assert check_knobs(**kwargs) == {key: getattr(env.source, key) for key in KNOBS}

@@ -15,11 +15,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+from ..sources import SPLITS
 from .build import compose
 from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
 from .plan import Layout
 
-SPLITS = ("eval", "train")
 EVAL_SEED = 20_261_001
 TRAIN_SEED = 30_261_001
 TRAIN_PER_FAMILY = 40
@@ -41,7 +41,7 @@ EVAL_LAYOUT: dict[str, tuple[tuple[int, bool, str], ...]] = {
 
 
 def split_path(name: str) -> Path:
-    """Where the committed split lives: ``batchgate_gym/data/<name>.jsonl``."""
+    """Where the committed split lives: ``desks/gate/data/<name>.jsonl``."""
     _check(name)
     return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
 

@@ -1,0 +1,112 @@
+"""Where an environment's cases come from, and how a reset picks one.
+
+A *case* is whatever a desk's world is reset to; the kernel only asks that it has
+a ``case_id``. A *source* hands out one case per reset: :class:`FixedCases` draws
+from a fixed, ordered list with the environment's seeded generator (or takes the
+case a reset names), and a procedural source (:class:`ProceduralSource`) builds a
+fresh case from a seed drawn the same way, so ``reset(seed=s)`` gives the same
+case in any process. :func:`resolve_cases` turns an environment's ``cases=``
+argument into a source, with the desk naming its splits, its file loader, its
+case type and its procedural source.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+SEED_LIMIT = 2**31 - 1  # a drawn case seed is in [0, SEED_LIMIT)
+
+
+@runtime_checkable
+class CaseSource(Protocol):
+    """Anything with ``pick``: the case for one reset, from the env's generator and the reset's options."""
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any: ...
+
+
+@runtime_checkable
+class ProceduralSource(CaseSource, Protocol):
+    """A source that builds a new case on every pick.
+
+    ``build(seed, **knobs)`` is the case for one seed and set of knobs (the same
+    every time: it is a function of them); ``pick`` merges the reset's options with
+    the source's own knobs and builds from a seed the options name or
+    :func:`draw_seed` draws.
+    """
+
+    def build(self, seed: int, **knobs: Any) -> Any: ...
+
+
+def draw_seed(rng: np.random.Generator) -> int:
+    """A case seed drawn with the environment's generator."""
+    return int(rng.integers(0, SEED_LIMIT))
+
+
+class FixedCases:
+    """A fixed, ordered list of cases.
+
+    A reset's options may name a case by ``case_id`` or by position
+    (``case_index``); otherwise one is drawn uniformly with the generator.
+    """
+
+    def __init__(self, cases: Sequence[Any]) -> None:
+        if not cases:
+            raise ValueError("no cases given")
+        self.cases = cases
+        self._by_id = {case.case_id: index for index, case in enumerate(cases)}
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        if "case_id" in options:
+            index = self._by_id.get(options["case_id"])
+            if index is None:
+                raise ValueError(f"no case with case_id {options['case_id']!r}")
+        elif "case_index" in options:
+            index = int(options["case_index"])
+            if not 0 <= index < len(self.cases):
+                raise ValueError(f"case_index {index} is outside 0..{len(self.cases) - 1}")
+        else:
+            index = int(rng.integers(len(self.cases)))
+        return self.cases[index]
+
+
+def resolve_cases(
+    cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None,
+    *,
+    splits: Mapping[str, Callable[[], Sequence[Any]]],
+    load: Callable[[Any], Sequence[Any]],
+    case_type: type,
+    procedural: Callable[..., CaseSource],
+    **knobs: Any,
+) -> CaseSource:
+    """Resolve the ``cases`` argument of an environment into a source.
+
+    ``None`` is ``procedural(**knobs)``; any object with ``pick`` is a source
+    already; a name in ``splits`` is that split (``splits[name]()``); any other
+    string or path is a file, read by ``load``; otherwise an iterable holding only
+    ``case_type`` objects is used as it is, and one holding anything else is given
+    to ``load`` (parsed dicts, say). ``knobs`` apply to procedural cases only.
+    """
+    if cases is None:
+        return procedural(**knobs)
+    if knobs:
+        raise ValueError(f"scale knobs {sorted(knobs)} apply to procedural cases only")
+    if hasattr(cases, "pick"):
+        return cases  # type: ignore[return-value]
+    if isinstance(cases, str) and cases in splits:
+        return FixedCases(splits[cases]())
+    if isinstance(cases, (str, os.PathLike)):
+        return FixedCases(load(cases))
+    items = list(cases)
+    if all(isinstance(item, case_type) for item in items):
+        return FixedCases(items)
+    return FixedCases(load(items))
+
+
+__all__ = ["SEED_LIMIT", "CaseSource", "FixedCases", "ProceduralSource", "draw_seed", "resolve_cases"]

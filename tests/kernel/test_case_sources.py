@@ -1,0 +1,106 @@
+"""Case sources: a fixed list drawn with the env's generator, and the ``cases=`` argument resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from batchgate_gym.kernel.case_sources import (
+    SEED_LIMIT,
+    CaseSource,
+    FixedCases,
+    ProceduralSource,
+    draw_seed,
+    resolve_cases,
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    case_id: str
+
+
+ITEMS = [Item("a"), Item("b"), Item("c")]
+
+
+def test_a_fixed_list_draws_with_the_generator_and_repeats_under_one_seed():
+    source = FixedCases(ITEMS)
+    draws = [source.pick(np.random.default_rng(7), {}) for _ in range(3)]
+    assert len(source) == 3 and len(set(draws)) == 1
+    rng = np.random.default_rng(7)
+    assert draws[0] is ITEMS[int(np.random.default_rng(7).integers(3))]
+    assert {source.pick(rng, {}).case_id for _ in range(60)} == {"a", "b", "c"}
+
+
+def test_a_reset_may_name_the_case_by_id_or_position():
+    source = FixedCases(ITEMS)
+    rng = np.random.default_rng(0)
+    assert source.pick(rng, {"case_id": "c"}) is ITEMS[2]
+    assert source.pick(rng, {"case_index": 1}) is ITEMS[1]
+    with pytest.raises(ValueError, match="no case with case_id 'z'"):
+        source.pick(rng, {"case_id": "z"})
+    with pytest.raises(ValueError, match=r"case_index 3 is outside 0\.\.2"):
+        source.pick(rng, {"case_index": 3})
+    with pytest.raises(ValueError, match="no cases given"):
+        FixedCases([])
+
+
+@dataclass(frozen=True)
+class Seeded:
+    size: int = 1
+
+    def pick(self, rng: np.random.Generator, options: Any) -> Item:
+        return self.build(draw_seed(rng), size=options.get("size", self.size))
+
+    def build(self, seed: int, **knobs: Any) -> Item:
+        return Item(f"{seed}-{knobs['size']}")
+
+
+def test_a_procedural_source_builds_from_a_seed_drawn_with_the_generator():
+    source = Seeded()
+    assert isinstance(source, ProceduralSource) and isinstance(source, CaseSource)
+    assert not isinstance(FixedCases(ITEMS), ProceduralSource)
+    first = source.pick(np.random.default_rng(3), {})
+    assert first == source.pick(np.random.default_rng(3), {})
+    assert 0 <= draw_seed(np.random.default_rng(3)) < SEED_LIMIT
+    assert first.case_id == f"{draw_seed(np.random.default_rng(3))}-1"
+
+
+def _resolve(cases: Any, **knobs: Any) -> Any:
+    loaded: list[Any] = []
+
+    def load(what: Any) -> list[Item]:
+        loaded.append(what)
+        return [Item(str(entry)) for entry in (what if isinstance(what, list) else ["file"])]
+
+    source = resolve_cases(
+        cases, splits={"small": lambda: ITEMS[:1]}, load=load, case_type=Item, procedural=Seeded, **knobs
+    )
+    return source, loaded
+
+
+def test_resolution_of_every_kind_of_cases_argument(tmp_path):
+    procedural, _ = _resolve(None, size=4)
+    assert procedural == Seeded(size=4)
+    own = Seeded()
+    assert _resolve(own)[0] is own
+    split, loaded = _resolve("small")
+    assert split.cases == ITEMS[:1] and loaded == []
+    path = tmp_path / "cases.jsonl"
+    for name in (str(path), path, "not-a-split"):
+        source, loaded = _resolve(name)
+        assert loaded == [name] and [c.case_id for c in source.cases] == ["file"]
+    objects, loaded = _resolve(tuple(ITEMS))
+    assert objects.cases == ITEMS and loaded == []
+    dicts, loaded = _resolve([{"case_id": "x"}])
+    assert loaded == [[{"case_id": "x"}]] and len(dicts) == 1
+
+
+def test_knobs_are_refused_for_anything_but_procedural_cases():
+    with pytest.raises(ValueError, match=r"scale knobs \['size'\] apply to procedural cases only"):
+        _resolve("small", size=2)
+    with pytest.raises(ValueError, match="no cases given"):
+        _resolve([])
