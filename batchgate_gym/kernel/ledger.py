@@ -86,6 +86,18 @@ class LogEntry:
         }
 
 
+def entry_parts(entry: LogEntry | Mapping[str, Any]) -> tuple[Any, Mapping[str, Any], bool]:
+    """``(action, args, executed)`` of a live entry or an exported one, read alike.
+
+    An exported entry is read leniently, for graders that run before or without a
+    chain check: missing ``args`` read as ``{}``, and only ``executed is True`` counts
+    as executed.
+    """
+    if isinstance(entry, LogEntry):
+        return entry.action, entry.args, entry.executed
+    return entry.get("action"), entry.get("args") or {}, entry.get("executed") is True
+
+
 class Ledger:
     """The live log of one episode. Entries are appended, never changed."""
 

@@ -103,3 +103,16 @@ def test_sealed_ledger_refuses_appends_and_reports_intact():
     assert info["log_intact"] and env.world.ledger.sealed
     with pytest.raises(LogIntegrityError):
         env.world.ledger.append("load_batch", {}, True)
+
+
+def test_entry_parts_read_a_live_and_an_exported_entry_alike():
+    from batchgate_gym.kernel.ledger import entry_parts
+
+    ledger = Ledger()
+    live = ledger.append("act", {"x": [1]}, True)
+    ledger.append("try", {}, False, "refused")
+    exported = ledger.export()
+    assert entry_parts(live) == entry_parts(exported[0]) == ("act", {"x": [1]}, True)
+    assert entry_parts(exported[1]) == ("try", {}, False)
+    assert entry_parts({"action": "odd", "args": None, "executed": 1}) == ("odd", {}, False)
+    assert entry_parts({}) == (None, {}, False)

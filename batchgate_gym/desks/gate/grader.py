@@ -15,23 +15,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
-from batchgate_gym.kernel.ledger import LogEntry
+from batchgate_gym.kernel.ledger import LogEntry, entry_parts
+from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
 from .cases import Case, Citation
 
-WEIGHTS: Mapping[str, Fraction] = {
-    "disposition": Fraction(1, 2),
-    "report": Fraction(1, 5),
-    "evidence": Fraction(3, 20),
-    "inspected": Fraction(3, 20),
-}
+WEIGHTS: Mapping[str, Fraction] = checked_weights(
+    {
+        "disposition": Fraction(1, 2),
+        "report": Fraction(1, 5),
+        "evidence": Fraction(3, 20),
+        "inspected": Fraction(3, 20),
+    }
+)
 TERMS = tuple(WEIGHTS)
 
 
 @dataclass(frozen=True, slots=True)
-class Score:
+class Score(WeightedScore):
+    """The four terms (weighted by :data:`WEIGHTS` into ``reward``), two metrics and whether a report came."""
+
+    WEIGHTS: ClassVar[Mapping[str, Fraction]] = WEIGHTS
+
     disposition: Fraction
     report: Fraction
     evidence: Fraction
@@ -39,18 +46,6 @@ class Score:
     bad_batches_loaded: int
     revenue_error_usd: float
     reported: bool
-
-    @property
-    def reward(self) -> Fraction:
-        return sum((WEIGHTS[name] * getattr(self, name) for name in TERMS), Fraction(0))
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"reward": float(self.reward)}
-        out.update({name: float(getattr(self, name)) for name in TERMS})
-        out["bad_batches_loaded"] = self.bad_batches_loaded
-        out["revenue_error_usd"] = self.revenue_error_usd
-        out["reported"] = self.reported
-        return out
 
 
 @dataclass
@@ -65,19 +60,13 @@ class EpisodeFacts:
     report: tuple[list[str], list[str]] | None = None
 
 
-def _parts(entry: LogEntry | Mapping[str, Any]) -> tuple[str, Mapping[str, Any], bool]:
-    if isinstance(entry, LogEntry):
-        return entry.action, entry.args, entry.executed
-    return entry.get("action"), entry.get("args") or {}, entry.get("executed") is True
-
-
 def read_facts(case: Case, entries: Iterable[LogEntry | Mapping[str, Any]]) -> EpisodeFacts:
     facts = EpisodeFacts()
     by_table = {batch.staging_table: batch.batch_id for batch in case.batches}
     looked: set[str] = set()
     acted: set[str] = set()
     for entry in entries:
-        action, args, executed = _parts(entry)
+        action, args, executed = entry_parts(entry)
         if not executed:
             continue
         if action == "profile_batch":

@@ -184,3 +184,21 @@ def test_fanout_doubles_a_customers_orders():
     world.reset(case)
     world.load_batch("B-5")
     assert world.mart_usd() == 200.0
+
+
+def test_the_gate_score_is_built_on_it():
+    from batchgate_gym.desks.gate.grader import TERMS, WEIGHTS, Score
+    from batchgate_gym.kernel.scoring import WeightedScore
+
+    assert issubclass(Score, WeightedScore) and Score.WEIGHTS is WEIGHTS and tuple(WEIGHTS) == TERMS
+    score = Score(Fraction(1), Fraction(0), Fraction(1, 2), Fraction(1), 2, 3.5, True)
+    assert score.as_dict() == {
+        "reward": 0.5 + 0.075 + 0.15,
+        "disposition": 1.0,
+        "report": 0.0,
+        "evidence": 0.5,
+        "inspected": 1.0,
+        "bad_batches_loaded": 2,
+        "revenue_error_usd": 3.5,
+        "reported": True,
+    }

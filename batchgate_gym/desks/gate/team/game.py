@@ -17,6 +17,7 @@ import numpy as np
 
 from batchgate_gym.kernel.episode import Episode, EpisodeLimits, StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.kernel.team import TeamTurns
 
 from ..cases import Case
 from ..tools import GATE_ENDING
@@ -53,15 +54,13 @@ class TeamGame:
         self.agents = tuple(agents)
         self.limits = limits
         self.world = TeamWorld(self.agents, budget, log_key)
-        self.episodes: dict[str, Episode] = {}
+        self.turns: TeamTurns | None = None
         self.result: TeamScore | None = None
 
     def start(self, case: Case, lists: Mapping[str, Sequence[str]]) -> dict[str, str]:
         """Reset the world and every agent's episode; return each agent's first observation."""
         self.world.reset(case, lists)
-        self.episodes = {
-            agent: Episode(self.world.desk(agent), self.limits, GATE_ENDING) for agent in self.agents
-        }
+        self.turns = TeamTurns(self.world, self.agents, self.limits, GATE_ENDING, "every agent reported")
         self.result = None
         n = len(self.agents)
         return {agent: team_task_text(case, agent, n, self.limits.max_turns) for agent in self.agents}
@@ -69,6 +68,11 @@ class TeamGame:
     @property
     def case(self) -> Case:
         return self.world.case
+
+    @property
+    def episodes(self) -> dict[str, Episode]:
+        """Each agent's kernel episode (none before :meth:`start`)."""
+        return self.turns.episodes if self.turns is not None else {}
 
     def done(self, agent: str) -> bool:
         return self.episodes[agent].over
@@ -78,11 +82,11 @@ class TeamGame:
         return all(episode.over for episode in self.episodes.values())
 
     def act(self, agent: str, action: object) -> StepOutcome:
-        """Run one turn of ``agent``; once every agent is done, seal and grade."""
-        outcome = self.episodes[agent].step(action)
-        if self.over and self.result is None:
-            reason = "every agent reported" if self.world.finished else "turn limit reached"
-            self.world.ledger.seal(reason)
+        """Run one turn of ``agent``; once every agent is done, the log is sealed and the team graded."""
+        if self.turns is None:
+            raise RuntimeError("start the game with a case first")
+        outcome, ended = self.turns.step(agent, action)
+        if ended:
             self.result = grade_team(
                 self.case,
                 self.world.ledger.entries,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.kernel.ledger import LogEntry, LogIntegrityError
+from batchgate_gym.kernel.ledger import LogEntry, LogIntegrityError, entry_parts
 from batchgate_gym.kernel.replay import replay_verified
+from batchgate_gym.kernel.team import AGENT_KEY
 
 from ..cases import Case, Citation
 from ..grader import EpisodeFacts, Score, grade, read_facts
@@ -56,12 +57,8 @@ class TeamScore:
     agents: dict[str, AgentContribution]
 
 
-def _field(entry: Entry, name: str) -> Any:
-    return getattr(entry, name) if isinstance(entry, LogEntry) else entry.get(name)
-
-
 def agent_of(entry: Entry) -> str | None:
-    return (_field(entry, "args") or {}).get("agent")
+    return entry_parts(entry)[1].get(AGENT_KEY)
 
 
 def grade_team(
@@ -114,11 +111,9 @@ def _inspected_by_first_actor(
     """Batches whose first load or quarantine came from an agent that had looked at them."""
     first_actor: dict[str, str] = {}
     for entry in entries:
-        if _field(entry, "executed") is True and _field(entry, "action") in (
-            "load_batch",
-            "quarantine_batch",
-        ):
-            first_actor.setdefault(_field(entry, "args")["batch_id"], agent_of(entry))
+        action, args, executed = entry_parts(entry)
+        if executed and action in ("load_batch", "quarantine_batch"):
+            first_actor.setdefault(args["batch_id"], args.get(AGENT_KEY))
     return {
         batch_id
         for batch_id in facts.acted
@@ -128,9 +123,8 @@ def _inspected_by_first_actor(
 
 def _executed(entries: Iterable[Entry], action: str) -> list[Mapping[str, Any]]:
     """The args of every executed ``action`` entry, in log order."""
-    return [
-        _field(e, "args") for e in entries if _field(e, "action") == action and _field(e, "executed") is True
-    ]
+    parts = (entry_parts(entry) for entry in entries)
+    return [args for name, args, executed in parts if name == action and executed]
 
 
 def _contribution(
@@ -158,7 +152,7 @@ def _contribution(
         wrong_citations=tuple(
             facts.citations[b].defect_type for b in quarantined if not _counts(case, b, facts.citations[b])
         ),
-        refused_calls=sum(1 for e in own if _field(e, "executed") is not True),
+        refused_calls=sum(1 for entry in own if not entry_parts(entry)[2]),
     )
 
 
@@ -173,7 +167,7 @@ def _repeat_loads(agent: str, entries: Iterable[Entry]) -> int:
     seen: set[str] = set()
     repeats = 0
     for args in _executed(entries, "load_batch"):
-        repeats += args["batch_id"] in seen and args.get("agent") == agent
+        repeats += args["batch_id"] in seen and args.get(AGENT_KEY) == agent
         seen.add(args["batch_id"])
     return repeats
 

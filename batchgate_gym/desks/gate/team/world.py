@@ -14,40 +14,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
-from batchgate_gym.kernel.ledger import Ledger, LogEntry
 from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.kernel.team import AGENT_DONE_ACTION, AttributedLedger, Seat
 
 from ..cases import Case
 from ..world import GateWorld
 from .tools import TEAM_TOOLS
 
 ASSIGN_ACTION = "assign_lists"
-AGENT_DONE_ACTION = "agent_done"
 
 
 def agent_names(n_agents: int) -> tuple[str, ...]:
     if n_agents < 1:
         raise ValueError("a team needs at least one agent")
     return tuple(f"gate_{i}" for i in range(n_agents))
-
-
-class AttributedLedger(Ledger):
-    """A ledger that writes the acting agent into the args of every entry it appends."""
-
-    __slots__ = ("agent",)
-
-    def __init__(self, key: bytes | None = None) -> None:
-        super().__init__(key)
-        self.agent: str | None = None
-
-    def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
-        if self.agent is not None:
-            args = {**args, "agent": self.agent}
-        return super().append(action, args, executed, note)
-
-    def seal(self, reason: str) -> LogEntry:
-        self.agent = None  # the seal is the environment's, not an agent's
-        return super().seal(reason)
 
 
 class TeamWorld(GateWorld):
@@ -96,15 +76,15 @@ class TeamWorld(GateWorld):
             raise RuntimeError("team tools are called through call_as(agent, call)")
         return agent
 
-    def call_as(self, agent: str, call: ToolCall) -> dict[str, Any]:
-        self.ledger.agent = agent
-        try:
-            return self._handlers[call.name](**call.args)
-        finally:
-            self.ledger.agent = None
+    def finished_for(self, agent: str) -> bool:
+        return agent in self.reports
 
-    def desk(self, agent: str) -> AgentDesk:
-        return AgentDesk(self, agent)
+    def call_as(self, agent: str, call: ToolCall) -> dict[str, Any]:
+        with self.ledger.acting(agent):
+            return self._handlers[call.name](**call.args)
+
+    def desk(self, agent: str) -> Seat:
+        return Seat(self, agent)
 
     # -- the two new tools -------------------------------------------------------------
     def claim_batch(self, batch_id: str) -> dict[str, Any]:
@@ -165,46 +145,7 @@ class TeamWorld(GateWorld):
         return result
 
 
-class AgentDesk:
-    """One agent's seat at the team world: the kernel's *desk* for that agent's episode."""
-
-    def __init__(self, world: TeamWorld, agent: str) -> None:
-        self.world = world
-        self.agent = agent
-        self.ledger = _AgentLedger(world, agent)
-
-    @property
-    def tools(self) -> Mapping[str, ToolSpec]:
-        return TEAM_TOOLS
-
-    @property
-    def finished(self) -> bool:
-        return self.agent in self.world.reports
-
-    def call(self, call: ToolCall) -> dict[str, Any]:
-        return self.world.call_as(self.agent, call)
+AgentDesk = Seat  # one agent's seat at the team world (the kernel's)
 
 
-class _AgentLedger:
-    """What an agent's episode writes: its refused actions, and its end instead of a seal.
-
-    The shared log is sealed once, by the environment, when the whole team is done.
-    """
-
-    def __init__(self, world: TeamWorld, agent: str) -> None:
-        self.world = world
-        self.agent = agent
-
-    def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
-        ledger = self.world.ledger
-        ledger.agent = self.agent
-        try:
-            return ledger.append(action, args, executed, note)
-        finally:
-            ledger.agent = None
-
-    def seal(self, reason: str) -> LogEntry:
-        return self.append(AGENT_DONE_ACTION, {"reason": reason}, True)
-
-
-__all__ = ["AgentDesk", "AttributedLedger", "TeamWorld", "agent_names"]
+__all__ = ["AGENT_DONE_ACTION", "AgentDesk", "AttributedLedger", "TeamWorld", "agent_names"]

@@ -1,0 +1,59 @@
+"""Scores made of weighted terms, in exact fractions.
+
+A desk's score is a frozen dataclass whose *terms* (each a :class:`~fractions.Fraction`
+in ``[0, 1]``) are combined with fixed weights into one reward, next to *metrics*
+(counts, amounts, flags) that are shown but not weighted. Fractions, not floats,
+so that a mean over many cases prints the same digits on every Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any, ClassVar
+
+
+def checked_weights(weights: Mapping[str, Fraction]) -> Mapping[str, Fraction]:
+    """``weights`` itself, once checked: positive fractions (not floats) that sum to exactly 1."""
+    if not weights:
+        raise ValueError("a score needs at least one weighted term")
+    for name, weight in weights.items():
+        if not isinstance(weight, Fraction) or weight <= 0:
+            raise ValueError(f"the weight of {name!r} must be a positive Fraction, not {weight!r}")
+    total = sum(weights.values(), Fraction(0))
+    if total != 1:
+        raise ValueError(f"the weights sum to {total}, not 1")
+    return weights
+
+
+def weighted_sum(weights: Mapping[str, Fraction], terms: Mapping[str, Fraction]) -> Fraction:
+    """The reward: every term times its weight, summed exactly."""
+    return sum((weight * terms[name] for name, weight in weights.items()), Fraction(0))
+
+
+class WeightedScore:
+    """Base of a frozen dataclass score: ``reward`` and ``as_dict`` from its ``WEIGHTS``.
+
+    The subclass declares ``WEIGHTS`` (term name -> weight, see :func:`checked_weights`)
+    and one field per term, plus any metric fields.
+    """
+
+    __slots__ = ()
+    WEIGHTS: ClassVar[Mapping[str, Fraction]]
+
+    @property
+    def reward(self) -> Fraction:
+        return weighted_sum(self.WEIGHTS, {name: getattr(self, name) for name in self.WEIGHTS})
+
+    def as_dict(self) -> dict[str, Any]:
+        """The reward, then each term (as floats, in weight order), then each metric as it is."""
+        out: dict[str, Any] = {"reward": float(self.reward)}
+        out.update({name: float(getattr(self, name)) for name in self.WEIGHTS})
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            if field.name not in self.WEIGHTS:
+                out[field.name] = getattr(self, field.name)
+        return out
+
+
+__all__ = ["WeightedScore", "checked_weights", "weighted_sum"]

@@ -1,0 +1,169 @@
+"""Several agents at one shared world: one log that names who acted, one seat per agent.
+
+A team game runs one kernel :class:`~.episode.Episode` per agent over a single
+shared world and a single hash-chained log. Every entry an agent's call writes
+names that agent (an ``agent`` field in its args, :class:`AttributedLedger`), so a
+grader can tell each agent's part from the one log. Each agent's episode sees the
+world through its :class:`Seat`, the kernel's *desk* for that agent; when the
+agent's episode ends it writes an ``agent_done`` entry instead of sealing, and
+:class:`TeamTurns` seals the shared log once, when every agent's episode is over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from .codec import ToolCall, ToolSpec
+from .episode import EndingText, Episode, EpisodeLimits, StepOutcome
+from .ledger import Ledger, LogEntry
+
+AGENT_KEY = "agent"  # the args field naming the acting agent
+AGENT_DONE_ACTION = "agent_done"  # an agent's episode ended (the shared log goes on)
+OUT_OF_TURNS = "turn limit reached"
+
+
+class AttributedLedger(Ledger):
+    """A ledger that writes the acting agent into the args of every entry it appends.
+
+    Outside :meth:`acting` (the world's own entries, the seal) no agent is named.
+    """
+
+    __slots__ = ("agent",)
+
+    def __init__(self, key: bytes | None = None) -> None:
+        super().__init__(key)
+        self.agent: str | None = None
+
+    def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
+        if self.agent is not None:
+            args = {**args, AGENT_KEY: self.agent}
+        return super().append(action, args, executed, note)
+
+    def seal(self, reason: str) -> LogEntry:
+        self.agent = None  # the seal is the environment's, not an agent's
+        return super().seal(reason)
+
+    @contextmanager
+    def acting(self, agent: str) -> Iterator[None]:
+        """Entries appended inside the block name ``agent``."""
+        before, self.agent = self.agent, agent
+        try:
+            yield
+        finally:
+            self.agent = before
+
+
+class SharedWorld(Protocol):
+    """What a seat needs from the shared world."""
+
+    @property
+    def ledger(self) -> AttributedLedger: ...
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+
+    @property
+    def finished(self) -> bool:
+        """Every agent has finished."""
+        ...
+
+    def finished_for(self, agent: str) -> bool: ...
+
+    def call_as(self, agent: str, call: ToolCall) -> dict[str, Any]: ...
+
+
+class SeatLedger:
+    """What one agent's episode writes to the shared log: its refused calls, under its
+    name, and its end (an ``agent_done`` entry) instead of a seal.
+
+    The world's current ledger is looked up on every write: a reset replaces it.
+    """
+
+    __slots__ = ("agent", "world")
+
+    def __init__(self, world: SharedWorld, agent: str) -> None:
+        self.world = world
+        self.agent = agent
+
+    def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
+        ledger = self.world.ledger
+        with ledger.acting(self.agent):
+            return ledger.append(action, args, executed, note)
+
+    def seal(self, reason: str) -> LogEntry:
+        return self.append(AGENT_DONE_ACTION, {"reason": reason}, True)
+
+
+class Seat:
+    """One agent's seat at the shared world: the kernel's desk for that agent's episode."""
+
+    __slots__ = ("agent", "ledger", "world")
+
+    def __init__(self, world: SharedWorld, agent: str) -> None:
+        self.world = world
+        self.agent = agent
+        self.ledger = SeatLedger(world, agent)
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return self.world.tools
+
+    @property
+    def finished(self) -> bool:
+        return self.world.finished_for(self.agent)
+
+    def call(self, call: ToolCall) -> dict[str, Any]:
+        return self.world.call_as(self.agent, call)
+
+
+class TeamTurns:
+    """The turn flow of a team game: one episode per agent, one seal for all.
+
+    An agent's episode ends when it finishes or runs out of turns; once every
+    agent's has, the shared log is sealed with ``all_finished`` (when the world says
+    every agent finished) or ``out_of_turns``.
+    """
+
+    __slots__ = ("all_finished", "episodes", "out_of_turns", "world")
+
+    def __init__(
+        self,
+        world: SharedWorld,
+        agents: Sequence[str],
+        limits: EpisodeLimits,
+        ending: EndingText,
+        all_finished: str,
+        out_of_turns: str = OUT_OF_TURNS,
+    ) -> None:
+        self.world = world
+        self.all_finished = all_finished
+        self.out_of_turns = out_of_turns
+        self.episodes = {agent: Episode(Seat(world, agent), limits, ending) for agent in agents}
+
+    def done(self, agent: str) -> bool:
+        return self.episodes[agent].over
+
+    @property
+    def over(self) -> bool:
+        return all(episode.over for episode in self.episodes.values())
+
+    def step(self, agent: str, action: object) -> tuple[StepOutcome, bool]:
+        """Run one turn of ``agent``; the flag says this turn ended the game (and sealed the log)."""
+        outcome = self.episodes[agent].step(action)
+        ended = self.over and not self.world.ledger.sealed
+        if ended:
+            self.world.ledger.seal(self.all_finished if self.world.finished else self.out_of_turns)
+        return outcome, ended
+
+
+__all__ = [
+    "AGENT_DONE_ACTION",
+    "AGENT_KEY",
+    "AttributedLedger",
+    "Seat",
+    "SeatLedger",
+    "SharedWorld",
+    "TeamTurns",
+]
