@@ -11,16 +11,15 @@ plays the procedural cases that ``reset(seed=s)`` draws for s in 0..N-1.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from batchgate_gym.desks.gate.grader import TERMS
-
+from . import desks
 from .evaluate import EvaluationResult
-from .report import add_case_source, markdown_table, money, report_json, run_policies
+from .shared import add_case_source, desk_of, dumps, report_json, run_policies, unsupported
+from .tables import markdown_table, money
 
-TARGET = "careful"
+TARGET = "careful"  # the gate's target
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,76 +30,73 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def attack_policies(cases: list[Any]) -> dict[str, Any]:
-    """careful first, then every attacker, oracles given the truth of ``cases``."""
-    from batchgate_gym.policies import CarefulPolicy
-    from batchgate_gym.policies.attackers import ATTACKERS, Truth, build_attacker
+def attack_policies(cases: list[Any], desk: str = "gate") -> dict[str, Any]:
+    """The desk's target first, then every attacker, oracles given the truth of ``cases``."""
+    spec = desks.get(desk)
+    if spec.build_attacks is None:
+        raise unsupported("attacks", spec, "attackers")
+    return dict(spec.build_attacks(cases))
 
-    truth = Truth.from_cases(cases)
-    return {TARGET: CarefulPolicy(), **{name: build_attacker(name, truth) for name in ATTACKERS}}
 
-
-def _cases(args: argparse.Namespace) -> list[Any]:
-    from batchgate_gym.desks.gate.cases import load_cases
-    from batchgate_gym.desks.gate.sources import split_cases
-
-    if args.cases:
-        return load_cases(args.cases)
+def _cases(args: argparse.Namespace, desk: desks.Desk) -> list[Any]:
     if args.seeds is not None:
-        return procedural_cases(range(args.seeds))
-    return split_cases(args.split or "eval")
+        if desk.procedural_cases is None:
+            raise unsupported("attacks", desk, "procedural cases (--seeds)")
+        return desk.procedural_cases(range(args.seeds))
+    return desk.fixed_cases(args.cases, args.split)
 
 
-def procedural_cases(seeds: Iterable[int]) -> list[Any]:
+def procedural_cases(seeds: Iterable[int], desk: str = "gate") -> list[Any]:
     """The cases ``reset(seed=s)`` draws by default, read back from the world."""
-    from batchgate_gym.envs import BatchGateEnv
-
-    env = BatchGateEnv()
-    try:
-        found = []
-        for seed in seeds:
-            env.reset(seed=seed)
-            found.append(env.unwrapped.world.case)
-        return found
-    finally:
-        env.close()
+    spec = desks.get(desk)
+    if spec.procedural_cases is None:
+        raise unsupported("attacks", spec, "procedural cases")
+    return spec.procedural_cases(seeds)
 
 
-def run_attacks(cases: list[Any], *, jobs: int = 1, progress: bool = False) -> dict[str, EvaluationResult]:
-    return run_policies(attack_policies(cases), cases=cases, jobs=jobs, progress=progress)
+def run_attacks(
+    cases: list[Any], *, jobs: int = 1, progress: bool = False, desk: str = "gate"
+) -> dict[str, EvaluationResult]:
+    return run_policies(attack_policies(cases, desk), cases=cases, jobs=jobs, progress=progress, desk=desk)
 
 
 def run(args: argparse.Namespace) -> int:
-    results = run_attacks(_cases(args), jobs=args.jobs, progress=not args.no_progress)
-    print(json.dumps(report_json(results), indent=1, sort_keys=True) if args.json else attack_table(results))
+    desk = desk_of(args)
+    if desk.build_attacks is None:
+        raise unsupported("attacks", desk, "attackers")
+    results = run_attacks(_cases(args, desk), jobs=args.jobs, progress=not args.no_progress, desk=desk.name)
+    print(dumps(report_json(results, desk.name)) if args.json else attack_table(results, desk.name))
     return 0
 
 
-def _kind(name: str) -> str:
-    from batchgate_gym.policies.attackers import BASELINES, ORACLES
-
-    if name == TARGET:
-        return "target"
-    return "oracle" if name in ORACLES else "baseline" if name in BASELINES else "attacker"
-
-
-def attack_table(results: dict[str, EvaluationResult]) -> str:
-    target = results[TARGET].overall.means["reward"]
-    n_bad = results[TARGET].overall.defective_batches
+def attack_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+    """Per policy: kind, reward, every term, every shown metric, and the gap below the target."""
+    desk = desks.get(desk) if isinstance(desk, str) else desk
+    target_name = desk.attack_target or next(iter(results))
+    target = results[target_name].overall
     rows = []
     for name, result in results.items():
         overall = result.overall
-        gap = "" if name == TARGET else f"{float(target - overall.means['reward']):.4f}"
+        gap = "" if name == target_name else f"{float(target.means['reward'] - overall.means['reward']):.4f}"
+        cells = []
+        for metric in desk.shown_metrics:
+            value = overall.total(metric.name)
+            if metric.money:
+                cells.append(money(value))
+            elif metric.out_of is not None:
+                cells.append(f"{value} / {target.total(metric.out_of)}")
+            else:
+                cells.append(str(value))
         rows.append(
             [
                 name,
-                _kind(name),
+                desk.attack_kind(name),
                 f"{overall.mean('reward'):.4f}",
-                *(f"{overall.mean(term):.4f}" for term in TERMS),
-                f"{overall.bad_batches_loaded} / {n_bad}",
-                money(overall.revenue_error_usd),
+                *(f"{overall.mean(term):.4f}" for term in desk.terms),
+                *cells,
                 gap,
             ]
         )
-    header = ["policy", "kind", "reward", *TERMS, "bad loaded", "revenue error", "below careful"]
+    columns = [metric.column or metric.name for metric in desk.shown_metrics]
+    header = ["policy", "kind", "reward", *desk.terms, *columns, f"below {target_name}"]
     return markdown_table(header, rows)

@@ -2,7 +2,9 @@
 
 Each subcommand lives in its own module of this package, exposing
 ``add_arguments(parser)`` and ``run(args) -> int``; a module that is not there
-yet simply does not appear.
+yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
+:mod:`.desks`, the gate by default); a desk that lacks what a command needs
+makes it stop with a message and exit status 1.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+from .shared import add_desk_option
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -36,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(
             name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0]
         )
+        add_desk_option(command)
         module.add_arguments(command)
         command.set_defaults(handler=module.run)
     return parser

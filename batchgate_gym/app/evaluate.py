@@ -2,7 +2,8 @@
 
 ``evaluate`` drives any policy (an object with ``reset(observation, info)`` and
 ``act(observation)``, a class of such objects, or a plain callable from
-observation to action) through :class:`BatchGateEnv` episode by episode, and
+observation to action) through a desk's text environment (the gate's
+:class:`BatchGateEnv` unless told otherwise) episode by episode, and
 returns per-episode results plus aggregates. Means are exact fractions rounded
 only when shown, so the digits do not depend on the Python version; with
 ``n_jobs > 1`` episodes run in worker processes and the results are identical.
@@ -17,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.desks.gate.grader import TERMS
+from . import desks
 
 PolicyLike = Any  # Policy object, Policy class, or callable(observation) -> action
 _DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly from floats
@@ -25,21 +26,31 @@ _DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly 
 
 @dataclass(frozen=True, slots=True)
 class EpisodeResult:
+    """One episode, of any desk (or of a team): the reward, its terms and the metrics.
+
+    Terms and metrics are also attributes (``result.disposition``,
+    ``result.bad_batches_loaded``). ``seed`` is the reset seed; ``index`` the
+    episode's place in its run.
+    """
+
     index: int
     case_id: str
     family: str
     reward: float
-    disposition: float
-    report: float
-    evidence: float
-    inspected: float
-    bad_batches_loaded: int
-    revenue_error_usd: float
-    defective_batches: int
+    terms: dict[str, float]
+    metrics: dict[str, Any]
     turns: int
     calls: int
     terminated: bool
     truncated: bool
+    seed: int | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("terms", "metrics") and not name.startswith("__"):
+            for group in (self.terms, self.metrics):
+                if name in group:
+                    return group[name]
+        raise AttributeError(name)
 
 
 def exact(value: float) -> Fraction:
@@ -52,35 +63,49 @@ def cents(value: float) -> int:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """Means (exact) and totals over a group of episodes."""
+    """Means (exact) of the reward and terms, and totals of the metrics, over a group of episodes.
+
+    Integer metrics are counts; float metrics are money, totalled exactly in cents.
+    Totals are also attributes (``aggregate.bad_batches_loaded``).
+    """
 
     episodes: int
     means: dict[str, Fraction]
-    bad_batches_loaded: int
-    revenue_error_cents: int
-    defective_batches: int
+    counts: dict[str, int]
+    cents: dict[str, int]
 
     @classmethod
     def of(cls, results: Sequence[EpisodeResult]) -> Aggregate:
         n = len(results)
+        terms = list(dict.fromkeys(name for r in results for name in r.terms))
         means = {
             name: sum((exact(getattr(r, name)) for r in results), Fraction(0)) / max(n, 1)
-            for name in ("reward", *TERMS)
+            for name in ("reward", *terms)
         }
-        return cls(
-            episodes=n,
-            means=means,
-            bad_batches_loaded=sum(r.bad_batches_loaded for r in results),
-            revenue_error_cents=sum(cents(r.revenue_error_usd) for r in results),
-            defective_batches=sum(r.defective_batches for r in results),
-        )
+        counts: dict[str, int] = {}
+        money: dict[str, int] = {}
+        for r in results:
+            for name, value in r.metrics.items():
+                if isinstance(value, float):
+                    money[name] = money.get(name, 0) + cents(value)
+                else:
+                    counts[name] = counts.get(name, 0) + int(value)
+        return cls(episodes=n, means=means, counts=counts, cents=money)
 
     def mean(self, name: str, digits: int = 4) -> float:
         return round(float(self.means[name]), digits)
 
-    @property
-    def revenue_error_usd(self) -> float:
-        return self.revenue_error_cents / 100
+    def total(self, name: str) -> int | float:
+        """A metric's total: a count, or an amount of money (from its exact cents)."""
+        if name in self.cents:
+            return self.cents[name] / 100
+        return self.counts.get(name, 0)
+
+    def __getattr__(self, name: str) -> Any:
+        known = name not in ("counts", "cents") and not name.startswith("__")
+        if known and (name in self.counts or name in self.cents):
+            return self.total(name)
+        raise AttributeError(name)
 
 
 @dataclass
@@ -97,27 +122,23 @@ class EvaluationResult:
             families.setdefault(result.family, []).append(result)
         self.per_family = {name: Aggregate.of(group) for name, group in families.items()}
 
-    def to_json(self) -> dict[str, Any]:
-        """The report's JSON shape for one policy."""
-        return {
-            "mean_reward": self.overall.mean("reward"),
-            "mean_disposition": self.overall.mean("disposition"),
-            "bad_batches_loaded": self.overall.bad_batches_loaded,
-            "revenue_error_usd": self.overall.revenue_error_usd,
-            "per_case": {
-                r.case_id: {
-                    "family": r.family,
-                    "reward": r.reward,
-                    "disposition": r.disposition,
-                    "report": r.report,
-                    "evidence": r.evidence,
-                    "inspected": r.inspected,
-                    "bad_batches_loaded": r.bad_batches_loaded,
-                    "revenue_error_usd": r.revenue_error_usd,
-                }
-                for r in self.episodes
-            },
+    def to_json(self, desk: desks.Desk | str = "gate") -> dict[str, Any]:
+        """The report's JSON shape for one policy: headline means and totals, then every case."""
+        desk = desks.get(desk) if isinstance(desk, str) else desk
+        shown = [metric.name for metric in desk.shown_metrics]
+        headline = desk.terms if desk.headline_terms is None else desk.headline_terms
+        out: dict[str, Any] = {f"mean_{name}": self.overall.mean(name) for name in ("reward", *headline)}
+        out.update({name: self.overall.total(name) for name in shown})
+        out["per_case"] = {
+            r.case_id: {
+                "family": r.family,
+                "reward": r.reward,
+                **r.terms,
+                **{name: r.metrics[name] for name in shown},
+            }
+            for r in self.episodes
         }
+        return out
 
     def rows(self) -> list[dict[str, Any]]:
         return [asdict(r) for r in self.episodes]
@@ -158,18 +179,18 @@ class _Job:
     policy: PolicyLike
     env_kwargs: dict[str, Any]
     resets: list[tuple[int, dict[str, Any]]]  # (index, reset kwargs)
+    desk: str = "gate"
 
 
 def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[EpisodeResult]:
     """One environment plays the job's episodes in order (in this process or a worker)."""
-    from batchgate_gym.envs import BatchGateEnv
-
-    env = BatchGateEnv(**job.env_kwargs)
+    desk = desks.get(job.desk)
+    env = desk.make_env(**job.env_kwargs)
     policy = as_policy(job.policy)
     out = []
     try:
         for index, reset in job.resets:
-            out.append(run_episode(env, policy, index, reset))
+            out.append(run_episode(env, policy, index, reset, desk))
             if on_episode is not None:
                 on_episode(1)
     finally:
@@ -177,49 +198,38 @@ def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[
     return out
 
 
-def run_episode(env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any]) -> EpisodeResult:
+def run_episode(
+    env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any], desk: desks.Desk | None = None
+) -> EpisodeResult:
     observation, info = env.reset(**reset_kwargs)
     policy.reset(observation, info)
     calls = 0
     while True:
         observation, _reward, terminated, truncated, info = env.step(policy.act(observation))
-        calls += info["calls"]
+        calls += info.get("calls", 0)
         if terminated or truncated:
             break
-    score = info["score"]
     return EpisodeResult(
         index=index,
-        case_id=info["case_id"],
-        family=info["family"],
-        reward=score["reward"],
-        disposition=score["disposition"],
-        report=score["report"],
-        evidence=score["evidence"],
-        inspected=score["inspected"],
-        bad_batches_loaded=score["bad_batches_loaded"],
-        revenue_error_usd=score["revenue_error_usd"],
-        defective_batches=info["defective_batches"],
         turns=info["turn"],
         calls=calls,
         terminated=terminated,
         truncated=truncated,
+        seed=reset_kwargs.get("seed"),
+        **(desk or desks.get("gate")).episode_fields(info),
     )
 
 
 def _plan(
-    cases: Any, split: str | None, seeds: Iterable[int] | None
-) -> tuple[Any, list[tuple[int, dict[str, Any]]]]:
-    from batchgate_gym.desks.gate.sources import FixedCases, case_source
-
+    desk: desks.Desk, cases: Any, split: str | None, seeds: Iterable[int] | None
+) -> tuple[list[Any] | None, list[tuple[int, dict[str, Any]]]]:
     given = [arg is not None for arg in (cases, split, seeds)]
     if sum(given) != 1:
         raise ValueError("give exactly one of cases=, split= or seeds=")
     if seeds is not None:
         return None, [(i, {"seed": int(seed)}) for i, seed in enumerate(seeds)]
-    source = case_source(cases if cases is not None else split)
-    if not isinstance(source, FixedCases):
-        raise ValueError("cases= must name a fixed set of cases; use seeds= for procedural ones")
-    return source, [(i, {"seed": i, "options": {"case_index": i}}) for i in range(len(source))]
+    fixed = desk.fixed_cases(cases, split)
+    return fixed, [(i, {"seed": i, "options": {"case_index": i}}) for i in range(len(fixed))]
 
 
 def evaluate(
@@ -232,23 +242,25 @@ def evaluate(
     progress: bool = True,
     env_kwargs: dict[str, Any] | None = None,
     backend: str = "local",
+    desk: str = "gate",
 ) -> EvaluationResult:
-    """Run ``policy`` over every case (or seed) and return exact results.
+    """Run ``policy`` over every case (or seed) of a desk (the gate by default) and return exact results.
 
     Exactly one of ``cases`` (a JSONL path or a list of cases), ``split`` (a named
     split) or ``seeds`` (procedural cases, one per seed) is given. ``n_jobs > 1``
     spreads episodes over worker processes (the policy must pickle); the results
     are the same as with ``n_jobs=1``, in the same order. ``backend="ray"`` runs
     the episodes as Ray tasks (a cluster named by ``RAY_ADDRESS``, else local Ray;
-    see :mod:`.ray_backend`), with the same results.
+    see :mod:`.ray_backend`), with the same results. ``desk`` names a desk of
+    :mod:`.desks`, whose text environment is played.
     """
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
-    source, resets = _plan(cases, split, seeds)
+    fixed, resets = _plan(desks.get(desk), cases, split, seeds)
     kwargs = dict(env_kwargs or {})
-    if source is not None:
-        kwargs["cases"] = source.cases
-    jobs = _chunks(policy, kwargs, resets, max(1, n_jobs))
+    if fixed is not None:
+        kwargs["cases"] = fixed
+    jobs = _chunks(policy, kwargs, resets, max(1, n_jobs), desk)
     episodes: list[EpisodeResult] = []
     with _progress_bar(len(resets), progress, policy_name(policy)) as bar:
         if backend == "ray":
@@ -258,7 +270,7 @@ def evaluate(
                 episodes.extend(chunk)
                 bar.update(len(chunk))
         elif n_jobs <= 1:
-            episodes = _run_job(_Job(policy, kwargs, resets), bar.update)
+            episodes = _run_job(_Job(policy, kwargs, resets, desk), bar.update)
         else:
             with ProcessPoolExecutor(max_workers=n_jobs) as pool:
                 for chunk in pool.map(_run_job, jobs):
@@ -269,10 +281,14 @@ def evaluate(
 
 
 def _chunks(
-    policy: PolicyLike, kwargs: dict[str, Any], resets: list[tuple[int, dict[str, Any]]], n_jobs: int
+    policy: PolicyLike,
+    kwargs: dict[str, Any],
+    resets: list[tuple[int, dict[str, Any]]],
+    n_jobs: int,
+    desk: str = "gate",
 ) -> list[_Job]:
     per_job = max(1, -(-len(resets) // (n_jobs * 4)))
-    return [_Job(policy, kwargs, resets[i : i + per_job]) for i in range(0, len(resets), per_job)]
+    return [_Job(policy, kwargs, resets[i : i + per_job], desk) for i in range(0, len(resets), per_job)]
 
 
 def _progress_bar(total: int, enabled: bool, label: str) -> Any:

@@ -16,9 +16,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from batchgate_gym.desks.gate.grader import TERMS
-
-from .report import add_case_source
+from . import desks
+from .shared import add_case_source, desk_of
+from .tables import money
 
 QUIT = ":quit"
 PROMPT = "action> "
@@ -36,12 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The environment and the reset arguments the options ask for."""
-    from batchgate_gym.envs import BatchGateEnv
-
-    cases: Any = args.cases or args.split
-    if args.case and cases is None:
-        cases = "eval"
-    env = BatchGateEnv(cases, max_turns=args.max_turns)
+    desk = desk_of(args)
+    cases: Any = None
+    if args.cases or args.split or args.case:
+        cases = desk.fixed_cases(args.cases, args.split)
+    env = desk.make_env(cases, max_turns=args.max_turns)
     reset: dict[str, Any] = {"seed": args.seed}
     if args.case:
         reset["options"] = {"case_id": args.case}
@@ -53,6 +52,7 @@ def play(
     reset_kwargs: dict[str, Any],
     read_line: Callable[[str], str],
     write: Callable[[str], None],
+    desk: desks.Desk | str = "gate",
 ) -> dict[str, Any]:
     """One episode driven by a person; returns the last step's info (with the score if it ended)."""
     observation, info = env.reset(**reset_kwargs)
@@ -71,20 +71,30 @@ def play(
         observation, _reward, terminated, truncated, info = env.step(line)
         write(observation)
         if terminated or truncated:
-            write(score_text(info))
+            write(score_text(info, desk))
             return info
 
 
-def score_text(info: dict[str, Any]) -> str:
+def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:
+    """The end of a played episode: the case, the reward, every term and every shown metric."""
+    desk = desks.get(desk) if isinstance(desk, str) else desk
     score = info["score"]
+    family = f" ({info['family']})" if info.get("family") else ""
     lines = [
         SCORE_BANNER,
-        f"case {info['case_id']} ({info['family']})",
+        f"case {info['case_id']}{family}",
         f"reward {score['reward']:.4f}",
-        *(f"  {term:<12} {score[term]:.4f}" for term in TERMS),
-        f"defective batches loaded: {score['bad_batches_loaded']} of {info['defective_batches']}",
-        f"revenue error: ${score['revenue_error_usd']:,.2f}",
+        *(f"  {term:<12} {score[term]:.4f}" for term in desk.terms),
     ]
+    for metric in desk.shown_metrics:
+        value = metric.read(info)
+        phrase = metric.phrase or metric.row or metric.name
+        if metric.money:
+            lines.append(f"{phrase}: {money(value)}")
+        elif metric.out_of is not None:
+            lines.append(f"{phrase}: {value} of {desk.metric(metric.out_of).read(info)}")
+        else:
+            lines.append(f"{phrase}: {value}")
     return "\n".join(lines)
 
 
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         import readline  # noqa: F401  (line editing and history for input())
     env, reset = build_env(args)
     try:
-        play(env, reset, input, lambda text: print(text, flush=True))
+        play(env, reset, input, lambda text: print(text, flush=True), desk_of(args))
     finally:
         env.close()
     return 0

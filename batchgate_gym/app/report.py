@@ -12,35 +12,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from batchgate_gym.desks.gate.cases import load_cases
-from batchgate_gym.desks.gate.grader import TERMS, WEIGHTS
-from batchgate_gym.desks.gate.sources import split_cases
-
-from .evaluate import EvaluationResult, evaluate
+from . import desks
+from .evaluate import EvaluationResult
+from .shared import add_case_source, desk_of, dumps, report_json, run_policies
 from .tables import markdown_table, money
 
-DEFAULT_POLICIES = "naive,careful,refuse-all"
-
-
-def add_case_source(
-    parser: argparse.ArgumentParser, default: str = "eval"
-) -> argparse._MutuallyExclusiveGroup:
-    """``--cases PATH`` or ``--split NAME`` (every command that plays fixed cases)."""
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help=f"a named split (eval, train); {default} when none is given")
-    return source
+DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_case_source(parser)
     parser.add_argument(
-        "--policies", default=DEFAULT_POLICIES, help=f"comma-separated names (default {DEFAULT_POLICIES})"
+        "--policies",
+        default=None,
+        help=f"comma-separated names (default: the desk's reference policies; the gate's {DEFAULT_POLICIES})",
     )
     parser.add_argument(
         "--policy",
@@ -56,66 +45,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def resolve_policies(names: str, extra: Sequence[str] = ()) -> dict[str, Any]:
-    from batchgate_gym.policies import REFERENCE_POLICIES
-
-    known = dict(REFERENCE_POLICIES)
-    try:
-        from batchgate_gym.policies import ATTACKERS  # type: ignore[attr-defined]
-
-        known.update(ATTACKERS)
-    except ImportError:
-        pass
+def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "gate") -> dict[str, Any]:
+    """The named policies of ``desk`` (its defaults when ``names`` is None), then ``MODULE:ATTR`` ones."""
+    spec = desks.get(desk)
+    known = spec.known_policies()
+    if names is None:
+        names = ",".join(spec.default_policies)
     chosen: dict[str, Any] = {}
     for name in filter(None, (n.strip() for n in names.split(","))):
         if name not in known:
             raise SystemExit(f"unknown policy {name!r}; known: {', '.join(known)}")
         chosen[name] = known[name]
-    for spec in extra:
-        module, _, attr = spec.partition(":")
+    for item in extra:
+        module, _, attr = item.partition(":")
         if not attr:
-            raise SystemExit(f"--policy wants MODULE:ATTR, got {spec!r}")
+            raise SystemExit(f"--policy wants MODULE:ATTR, got {item!r}")
         obj = getattr(importlib.import_module(module), attr)
         chosen[getattr(obj, "name", attr)] = obj
     return chosen
 
 
-def run_policies(
-    policies: dict[str, Any],
-    *,
-    cases: Any = None,
-    split: str | None = None,
-    jobs: int = 1,
-    progress: bool = True,
-) -> dict[str, EvaluationResult]:
-    if cases is None and split is None:
-        split = "eval"
-    return {
-        name: evaluate(policy, cases=cases, split=split, n_jobs=jobs, progress=progress)
-        for name, policy in policies.items()
-    }
-
-
-def with_attackers(policies: dict[str, Any], cases: str | None, split: str | None) -> dict[str, Any]:
+def with_attackers(
+    policies: dict[str, Any], cases: str | None, split: str | None, desk: str = "gate"
+) -> dict[str, Any]:
     """``policies`` followed by every attacker not already among them."""
-    from .attacks import attack_policies
-
-    source = load_cases(cases) if cases else split_cases(split or "eval")
-    extra = {name: policy for name, policy in attack_policies(source).items() if name not in policies}
+    spec = desks.get(desk)
+    if spec.build_attacks is None:
+        return policies
+    played = spec.fixed_cases(cases, split)
+    extra = {name: policy for name, policy in spec.build_attacks(played).items() if name not in policies}
     return {**policies, **extra}
 
 
 def run(args: argparse.Namespace) -> int:
-    policies = resolve_policies(args.policies, args.policy)
+    desk = desk_of(args)
+    if desk.split_cases is None and desk.load_cases is None:
+        raise SystemExit(f"batchgate report: the {desk.name!r} desk has no fixed cases to compare on")
+    if args.attackers and desk.build_attacks is None:
+        raise SystemExit(f"batchgate report: the {desk.name!r} desk has no attackers")
+    policies = resolve_policies(args.policies, args.policy, desk.name)
     if args.attackers:
-        policies = with_attackers(policies, args.cases, args.split)
+        policies = with_attackers(policies, args.cases, args.split, desk.name)
     results = run_policies(
-        policies, cases=args.cases, split=args.split, jobs=args.jobs, progress=not args.no_progress
+        policies,
+        cases=args.cases,
+        split=args.split,
+        jobs=args.jobs,
+        progress=not args.no_progress,
+        desk=desk.name,
     )
     if args.json:
-        print(json.dumps(report_json(results), indent=1, sort_keys=True))
+        print(dumps(report_json(results, desk.name)))
     else:
-        print(report_text(results))
+        print(report_text(results, desk.name))
     if args.plot:
         from .plots import write_charts
 
@@ -124,35 +106,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_json(results: dict[str, EvaluationResult]) -> dict[str, Any]:
-    return {"policies": {name: result.to_json() for name, result in results.items()}}
+def _desk(desk: desks.Desk | str) -> desks.Desk:
+    return desks.get(desk) if isinstance(desk, str) else desk
 
 
-def baseline_table(results: dict[str, EvaluationResult]) -> str:
+def baseline_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+    """Headline means, every shown metric's total and the episodes where an exact term is 1."""
+    desk = _desk(desk)
     names = list(results)
     first = next(iter(results.values()))
     n_cases = first.overall.episodes
+    headline = desk.terms if desk.headline_terms is None else desk.headline_terms
     rows = [
-        ["mean reward", *(f"{results[n].overall.mean('reward'):.4f}" for n in names)],
-        ["mean disposition", *(f"{results[n].overall.mean('disposition'):.4f}" for n in names)],
+        [f"mean {term}", *(f"{results[n].overall.mean(term):.4f}" for n in names)]
+        for term in ("reward", *headline)
     ]
-    n_bad = first.overall.defective_batches
-    rows.append(
-        ["defective batches loaded", *(f"{results[n].overall.bad_batches_loaded} / {n_bad}" for n in names)]
-    )
-    rows.append(
-        [
-            f"revenue error, all {n_cases} cases",
-            *(money(results[n].overall.revenue_error_usd) for n in names),
-        ]
-    )
-    rows.append(
-        [
-            "reports that match what happened",
-            *(f"{sum(r.report == 1.0 for r in results[n].episodes)} / {n_cases}" for n in names),
-        ]
-    )
+    for metric in desk.shown_metrics:
+        label = (metric.row or metric.name).format(cases=n_cases)
+        rows.append([label, *(_total(results[n], metric, desk) for n in names)])
+    for term, label in desk.exact_terms:
+        rows.append(
+            [label, *(f"{sum(r.terms[term] == 1.0 for r in results[n].episodes)} / {n_cases}" for n in names)]
+        )
     return markdown_table(["", *names], rows)
+
+
+def _total(result: EvaluationResult, metric: desks.Metric, desk: desks.Desk) -> str:
+    value = result.overall.total(metric.name)
+    if metric.money:
+        return money(value)
+    if metric.out_of is not None:
+        return f"{value} / {result.overall.total(desk.metric(metric.out_of).name)}"
+    return str(value)
 
 
 def family_table(results: dict[str, EvaluationResult]) -> str:
@@ -165,32 +150,38 @@ def family_table(results: dict[str, EvaluationResult]) -> str:
     return markdown_table(["", *names], rows)
 
 
-def ablation_table(results: dict[str, EvaluationResult]) -> str:
+def ablation_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+    desk = _desk(desk)
     names = list(results)
     rows = [["full", *(f"{results[n].overall.mean('reward'):.4f}" for n in names)]]
-    for term in TERMS:
+    for term in desk.terms:
         cells = []
         for name in names:
             means = results[name].overall.means
-            cells.append(f"{round(float(means['reward'] - WEIGHTS[term] * means[term]), 4):.4f}")
+            cells.append(f"{round(float(means['reward'] - desk.weights[term] * means[term]), 4):.4f}")
         rows.append([f"no {term}", *cells])
     return markdown_table(["", *names], rows)
 
 
-def worst_revenue_table(results: dict[str, EvaluationResult], count: int = 5) -> str:
+def worst_table(results: dict[str, EvaluationResult], metric: desks.Metric, count: int = 5) -> str:
+    """Per policy, the ``count`` cases with the largest nonzero value of ``metric``."""
     rows = []
     for name, result in results.items():
-        for episode in sorted(result.episodes, key=lambda r: (-r.revenue_error_usd, r.case_id))[:count]:
-            if episode.revenue_error_usd > 0:
-                rows.append([name, episode.case_id, money(episode.revenue_error_usd)])
-    return markdown_table(["policy", "case", "revenue error"], rows)
+        ranked = sorted(result.episodes, key=lambda r: (-r.metrics[metric.name], r.case_id))
+        for episode in ranked[:count]:
+            value = episode.metrics[metric.name]
+            if value > 0:
+                rows.append([name, episode.case_id, money(value) if metric.money else str(value)])
+    return markdown_table(["policy", "case", metric.column or metric.name], rows)
 
 
-def report_text(results: dict[str, EvaluationResult]) -> str:
-    sections = [
-        ("Baselines", baseline_table(results)),
-        ("Mean reward per family", family_table(results)),
-        ("Ablation (mean reward with one term removed, not renormalised)", ablation_table(results)),
-        ("Largest revenue errors", worst_revenue_table(results)),
-    ]
+def report_text(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+    desk = _desk(desk)
+    sections = [("Baselines", baseline_table(results, desk))]
+    if set(next(iter(results.values())).per_family) != {""}:  # a desk whose cases have families
+        sections.append(("Mean reward per family", family_table(results)))
+    sections.append(
+        ("Ablation (mean reward with one term removed, not renormalised)", ablation_table(results, desk))
+    )
+    sections += [(metric.worst, worst_table(results, metric)) for metric in desk.metrics if metric.worst]
     return "\n\n".join(f"### {title}\n\n{table}" for title, table in sections)

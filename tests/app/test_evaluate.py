@@ -52,14 +52,28 @@ def test_means_are_exact_fractions_of_the_per_case_figures(expected):
 
 
 def test_aggregates_add_up():
+    terms = {"disposition": 1.0, "report": 0.0, "evidence": 0.0, "inspected": 0.0}
     episodes = [
-        EpisodeResult(i, f"c{i}", "fam", 0.5, 1.0, 0.0, 0.0, 0.0, i, 0.1, 1, 2, 3, True, False)
+        EpisodeResult(
+            i,
+            f"c{i}",
+            "fam",
+            0.5,
+            terms,
+            {"bad_batches_loaded": i, "revenue_error_usd": 0.1},
+            2,
+            3,
+            True,
+            False,
+        )
         for i in range(3)
     ]
     result = EvaluationResult("p", episodes)
     assert result.overall.bad_batches_loaded == 3
-    assert result.overall.revenue_error_cents == 30
+    assert result.overall.cents["revenue_error_usd"] == 30
+    assert result.overall.revenue_error_usd == 0.3
     assert result.overall.means["disposition"] == 1
+    assert episodes[2].bad_batches_loaded == 2 and episodes[1].disposition == 1.0
 
 
 def test_exactly_one_source():

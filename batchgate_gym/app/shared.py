@@ -1,0 +1,70 @@
+"""What several commands share: the ``--desk`` and case-source options, running a
+set of policies, and the JSON every result command prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from . import desks
+from .evaluate import EvaluationResult, evaluate
+
+DEFAULT_DESK = "gate"
+
+
+def add_desk_option(parser: argparse.ArgumentParser) -> None:
+    """``--desk NAME``: which desk the command plays (choices: every registered desk)."""
+    known = desks.names()
+    parser.add_argument(
+        "--desk",
+        default=DEFAULT_DESK,
+        choices=known,
+        help=f"the desk to play: {', '.join(known)} (default {DEFAULT_DESK})",
+    )
+
+
+def desk_of(args: argparse.Namespace) -> desks.Desk:
+    return desks.get(getattr(args, "desk", DEFAULT_DESK))
+
+
+def unsupported(command: str, desk: desks.Desk, what: str) -> SystemExit:
+    """The error a command raises for a desk that lacks what it needs (exit status 1)."""
+    return SystemExit(f"batchgate {command}: the {desk.name!r} desk has no {what}")
+
+
+def add_case_source(
+    parser: argparse.ArgumentParser, default: str = "eval"
+) -> argparse._MutuallyExclusiveGroup:
+    """``--cases PATH`` or ``--split NAME`` (every command that plays fixed cases)."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--cases", help="a JSONL file of cases")
+    source.add_argument("--split", help=f"a named split (eval, train); {default} when none is given")
+    return source
+
+
+def run_policies(
+    policies: dict[str, Any],
+    *,
+    cases: Any = None,
+    split: str | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+    desk: str = DEFAULT_DESK,
+) -> dict[str, EvaluationResult]:
+    """Every policy over the same cases (the desk's default split when none is named)."""
+    if cases is None and split is None:
+        split = desks.get(desk).default_split
+    return {
+        name: evaluate(policy, cases=cases, split=split, n_jobs=jobs, progress=progress, desk=desk)
+        for name, policy in policies.items()
+    }
+
+
+def report_json(results: dict[str, EvaluationResult], desk: str = DEFAULT_DESK) -> dict[str, Any]:
+    return {"policies": {name: result.to_json(desk) for name, result in results.items()}}
+
+
+def dumps(value: Any) -> str:
+    """The JSON a result command prints."""
+    return json.dumps(value, indent=1, sort_keys=True)
