@@ -1,0 +1,121 @@
+"""``batchgate bench``: how fast the environment is, measured the same way every time.
+
+Speed is a feature here (users run millions of steps), so it is measured, not
+guessed: episodes per second of the reference policies through the full text
+interface (grading included), steps per second of single tools, reset time for a
+built and for a fresh procedural case, memory per live environment, vector-env
+throughput, and how the cost grows with rows per batch and batches per case.
+
+Every figure is a median over ``repeats`` runs. The single-process figures run
+pinned to one core (where the platform allows it); vector envs use what they
+need. ``--json`` prints the full result; otherwise a Markdown table. The script
+``benchmarks/speed.py`` runs exactly this code and writes both to files.
+
+The package is split by concern: :mod:`.config` (size and targets),
+:mod:`.harness` (clocks, medians, core pinning), :mod:`.measures` (what is
+timed), :mod:`.render` (the tables); this module runs them in order and holds
+the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from ..shared import desk_of, unsupported
+from .config import TARGETS, BenchConfig
+from .harness import CLOCKS, machine, one_core, use_clock
+from .measures import (
+    episodes_per_second,
+    memory_in_subprocess,
+    reset_times,
+    scaling,
+    steps_per_second,
+    vector_table,
+)
+from .render import markdown
+
+__all__ = ["TARGETS", "BenchConfig", "check_targets", "config_from", "markdown", "run_benchmark"]
+
+
+def run_benchmark(
+    config: BenchConfig, log: Callable[[str], None] = lambda _: None, clock: str = "wall"
+) -> dict[str, Any]:
+    use_clock(clock)
+    result: dict[str, Any] = {"machine": machine(), "config": asdict(config), "clock": clock}
+    with one_core() as core:
+        result["machine"]["pinned_core"] = core
+        log("episodes")
+        result["episodes"] = {name: episodes_per_second(name, config) for name in ("careful", "naive")}
+        log("steps")
+        result["steps_per_second"] = steps_per_second(config)
+        log("resets")
+        result["reset"] = reset_times(config)
+        log("scaling")
+        result["scaling"] = scaling(config)
+    log("memory")
+    result["memory"] = memory_in_subprocess(config.memory_envs)
+    log("vector envs")
+    result["vector"] = vector_table(config)
+    result["targets"] = check_targets(result)
+    return result
+
+
+def check_targets(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    big = [p for p in result["scaling"]["rows"] if p["rows_per_batch"] == 100_000]
+    measured = {
+        "careful_episodes_per_second": result["episodes"]["careful"]["episodes_per_second"],
+        "reset_built_us": result["reset"]["reset_built_us"],
+        "reset_procedural_ms": result["reset"]["reset_procedural_ms"],
+        "memory_1000_envs_mb": result["memory"]["projected_1000_envs_mb"],
+        "reset_and_profile_100k_rows_s": (
+            round((big[0]["reset_new_ms"] + big[0]["profile_first_ms"]) / 1e3, 3) if big else None
+        ),
+    }
+    out = {}
+    for name, target in TARGETS.items():
+        value = measured[name]
+        at_least = name == "careful_episodes_per_second"
+        met = None if value is None else (value >= target if at_least else value <= target)
+        out[name] = {
+            "measured": value,
+            "target": target,
+            "at_least" if at_least else "at_most": True,
+            "met": met,
+        }
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    parser.add_argument("--quick", action="store_true", help="tiny run (a smoke test, not a measurement)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per figure (median reported)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall (default) or cpu: process CPU time, steadier on a busy machine (vector envs: wall)",
+    )
+
+
+def config_from(args: argparse.Namespace) -> BenchConfig:
+    config = BenchConfig.quick() if args.quick else BenchConfig()
+    if args.repeats:
+        config = BenchConfig(**{**asdict(config), "repeats": args.repeats})
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    desk = desk_of(args)
+    if desk.bench is None:
+        raise unsupported("bench", desk, "speed benchmark")
+    hooks = desk.bench()  # a module with run_benchmark(config, log, clock) and markdown(result)
+    result = hooks.run_benchmark(
+        config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock
+    )
+    print(json.dumps(result, indent=1) if args.json else hooks.markdown(result))
+    return 0
