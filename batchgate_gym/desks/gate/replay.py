@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from batchgate_gym.kernel.ledger import LogIntegrityError
-from batchgate_gym.kernel.replay import replay_verified
-from batchgate_gym.kernel.sqlguard import SqlBudget, SqlRefused
+from batchgate_gym.kernel.replay import reapply_all, replay_log
+from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .cases import Case
 from .grader import Score, grade, read_facts
@@ -25,9 +24,11 @@ from .world import GateWorld
 
 
 def score_live(world: GateWorld) -> Score:
-    case = world.case
-    facts = read_facts(case, world.ledger.entries)
-    return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
+    return _grade(world.case, world, world.ledger.entries)
+
+
+def _grade(case: Case, world: GateWorld, entries: Sequence[Any]) -> Score:
+    return grade(case, read_facts(case, entries), world.mart_usd(), world.prepared.reference_mart)
 
 
 def replay(
@@ -45,39 +46,24 @@ def replay(
     :class:`LogIntegrityError`, and nothing else, for any log that is not the
     untouched log of an episode played on ``case``.
     """
+    return replay_log(
+        entries,
+        case.digest,
+        make_world=lambda settings: fresh_world(case, settings),
+        grade=lambda world, log: _grade(case, world, log),
+        head=head,
+        key=key,
+        require_seal=require_seal,
+    )
 
-    def rederive(log: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> Score:
-        world = rebuild(case, log, settings)
-        facts = read_facts(case, log)
-        return grade(case, facts, world.mart_usd(), world.prepared.reference_mart)
 
-    return replay_verified(entries, case.digest, rederive, head=head, key=key, require_seal=require_seal)
-
-
-def rebuild(case: Case, entries: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> GateWorld:
-    """Re-run a verified log's executed loads on a fresh world with the log's settings."""
+def fresh_world(case: Case, settings: Mapping[str, Any]) -> GateWorld:
+    """A world reset to ``case`` under the settings a log's entry 0 recorded."""
     world = GateWorld(SqlBudget(**settings["sql_budget"]))
     world.reset(case)
-    for entry in entries:
-        if entry["action"] == "run_sql" and entry["executed"] is True:
-            _check_tables_read(world, entry)
-        if entry["action"] != "load_batch" or entry["executed"] is not True:
-            continue
-        batch = case.batch(entry["args"]["batch_id"])
-        if batch is None:
-            raise LogIntegrityError(f"entry {entry['seq']}: loads a batch the case does not have")
-        if world.orphans_now(batch) != entry["args"]["orphan_rows"]:
-            raise LogIntegrityError(f"entry {entry['seq']}: orphan count disagrees with the warehouse")
-        world.insert(batch)
     return world
 
 
-def _check_tables_read(world: GateWorld, entry: Mapping[str, Any]) -> None:
-    """A logged ``tables_read`` must be what the query reads, by the guard's one definition."""
-    query, logged = entry["args"].get("query"), entry["args"].get("tables_read")
-    try:
-        real = world.guard.tables_read(query)
-    except SqlRefused:
-        real = None  # a query that cannot be compiled was not executed
-    if real is None or not isinstance(logged, list) or real != tuple(logged):
-        raise LogIntegrityError(f"entry {entry['seq']}: tables_read disagrees with the query")
+def rebuild(case: Case, entries: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> GateWorld:
+    """Re-apply a verified log's entries to a fresh world with the log's settings."""
+    return reapply_all(fresh_world(case, settings), entries)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
-from batchgate_gym.kernel.ledger import Ledger, LogEntry
+from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
 from batchgate_gym.kernel.plain import frozen
 from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
 from batchgate_gym.kernel.sqlite_image import (
@@ -226,6 +226,32 @@ class GateWorld:
 
     def mart_usd(self) -> float:
         return mart_usd(self.conn)
+
+    # -- replay ------------------------------------------------------------------------
+    def reapply(self, entry: Mapping[str, Any]) -> None:
+        """Replay one verified log entry: re-run an executed load, checking its orphan
+        count against the warehouse now, and check an executed query's ``tables_read``."""
+        if entry["executed"] is not True:
+            return
+        if entry["action"] == "run_sql":
+            self._check_tables_read(entry)
+        elif entry["action"] == "load_batch":
+            batch = self.case.batch(entry["args"]["batch_id"])
+            if batch is None:
+                raise LogIntegrityError(f"entry {entry['seq']}: loads a batch the case does not have")
+            if self.orphans_now(batch) != entry["args"]["orphan_rows"]:
+                raise LogIntegrityError(f"entry {entry['seq']}: orphan count disagrees with the warehouse")
+            self.insert(batch)
+
+    def _check_tables_read(self, entry: Mapping[str, Any]) -> None:
+        """A logged ``tables_read`` must be what the query reads, by the guard's one definition."""
+        query, logged = entry["args"].get("query"), entry["args"].get("tables_read")
+        try:
+            real = self.guard.tables_read(query)
+        except SqlRefused:
+            real = None  # a query that cannot be compiled was not executed
+        if real is None or not isinstance(logged, list) or real != tuple(logged):
+            raise LogIntegrityError(f"entry {entry['seq']}: tables_read disagrees with the query")
 
     # -- tools -----------------------------------------------------------------------
     def _refuse(self, action: str, args: dict[str, Any], reason: str) -> dict[str, Any]:

@@ -17,12 +17,13 @@ from fractions import Fraction
 from typing import Any
 
 from batchgate_gym.kernel.ledger import LogEntry, LogIntegrityError, entry_parts
-from batchgate_gym.kernel.replay import replay_verified
+from batchgate_gym.kernel.replay import replay_log
 from batchgate_gym.kernel.team import AGENT_KEY
 
 from ..cases import Case, Citation
 from ..grader import EpisodeFacts, Score, grade, read_facts
-from ..replay import rebuild
+from ..replay import fresh_world
+from ..world import GateWorld
 from .world import ASSIGN_ACTION
 
 Entry = LogEntry | Mapping[str, Any]
@@ -95,14 +96,20 @@ def replay_team(
     log of a game played on ``case`` raises :class:`LogIntegrityError`.
     """
 
-    def rederive(log: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> TeamScore:
-        world = rebuild(case, log, settings)
+    def grade_rebuilt(world: GateWorld, log: Sequence[Mapping[str, Any]]) -> TeamScore:
         if len(log) < 2 or log[1]["action"] != ASSIGN_ACTION:
             raise LogIntegrityError("entry 1: a team log deals the agents their lists first")
         agents = list(log[1]["args"]["lists"])
         return grade_team(case, log, agents, world.mart_usd(), world.prepared.reference_mart)
 
-    return replay_verified(entries, case.digest, rederive, head=head, key=key)
+    return replay_log(
+        entries,
+        case.digest,
+        make_world=lambda settings: fresh_world(case, settings),
+        grade=grade_rebuilt,
+        head=head,
+        key=key,
+    )
 
 
 def _inspected_by_first_actor(
