@@ -20,7 +20,7 @@ import numpy as np
 
 from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
 from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
-from batchgate_gym.policies.base import action, call, result_of, results
+from batchgate_gym.kernel.text_policy import action, call, result_of, results
 
 TABLES = ("orders", "customers")
 # Every rule name of both tables, in a fixed order (names depend on the contract's

@@ -1,14 +1,19 @@
-"""What every policy shares: the interface, and reading results out of observations.
+"""What every policy shares: the interface, and the types that name a policy.
 
 Policies see exactly what a model sees: observation strings in, action strings
 out. They never touch the world object; a step observation is read back the way
 any text agent would read it: a ``> call(...)`` line followed by its JSON result.
+The helpers that write calls and read results (``call``, ``action``, ``results``,
+``result_of``) live in :mod:`batchgate_gym.kernel.text_policy`, since every desk
+shares them; they are re-exported here for convenience.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from batchgate_gym.kernel.text_policy import action, call, result_of, results
 
 
 @runtime_checkable
@@ -20,32 +25,11 @@ class Policy(Protocol):
     def act(self, observation: str) -> str: ...
 
 
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
+TextPolicyFunction: TypeAlias = Callable[[str], str]
+"""A stateless policy: one observation in, one action out."""
 
+PolicyLike: TypeAlias = Policy | type[Policy] | TextPolicyFunction
+"""Anything that can play an episode: a policy object, a policy class (built with
+no arguments), or a plain function from observation to action."""
 
-def action(*calls: dict[str, Any]) -> str:
-    """Several calls as one JSON action."""
-    return json.dumps(list(calls))
-
-
-def results(observation: str) -> list[tuple[str, dict[str, Any]]]:
-    """Every ``(tool name, result)`` pair in a step observation, in order."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    lines = observation.split("\n")
-    for index, line in enumerate(lines[:-1]):
-        if line.startswith("> "):
-            name = line[2:].split("(", 1)[0]
-            try:
-                out.append((name, json.loads(lines[index + 1])))
-            except json.JSONDecodeError:
-                out.append((name, {"error": "unreadable result"}))
-    return out
-
-
-def result_of(observation: str, name: str) -> dict[str, Any]:
-    """The last result of tool ``name`` in an observation."""
-    found = [result for tool, result in results(observation) if tool == name]
-    if not found:
-        raise ValueError(f"no {name} result in the observation")
-    return found[-1]
+__all__ = ["Policy", "PolicyLike", "TextPolicyFunction", "action", "call", "result_of", "results"]

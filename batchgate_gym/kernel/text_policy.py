@@ -1,0 +1,54 @@
+"""Helpers for policies that speak the text interface: write calls, read results.
+
+Any text agent meets the same two formats, whatever the desk: an action is JSON
+tool calls (``{"name", "arguments"}`` objects, several in a list), and a step
+observation shows each call it ran as a ``> name(...)`` line followed by that
+call's compact JSON result on the next line. These helpers write the first and
+read the second, so a scripted policy needs no access to anything but the text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ToolCallDict = dict[str, Any]  # {"name": ..., "arguments": {...}}
+
+
+def call(name: str, **arguments: Any) -> ToolCallDict:
+    """One tool call as the JSON object an action holds."""
+    return {"name": name, "arguments": arguments}
+
+
+def action(*calls: ToolCallDict) -> str:
+    """Several calls as one JSON action (a list, run in order)."""
+    return json.dumps(list(calls))
+
+
+def results(observation: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``(tool name, result)`` pair in a step observation, in order.
+
+    A result line that is not JSON (an observation cut short, say) reads as
+    ``{"error": "unreadable result"}`` rather than raising.
+    """
+    out: list[tuple[str, dict[str, Any]]] = []
+    lines = observation.split("\n")
+    for index, line in enumerate(lines[:-1]):
+        if line.startswith("> "):
+            name = line[2:].split("(", 1)[0]
+            try:
+                out.append((name, json.loads(lines[index + 1])))
+            except json.JSONDecodeError:
+                out.append((name, {"error": "unreadable result"}))
+    return out
+
+
+def result_of(observation: str, name: str) -> dict[str, Any]:
+    """The last result of tool ``name`` in an observation; ``ValueError`` if there is none."""
+    found = [result for tool, result in results(observation) if tool == name]
+    if not found:
+        raise ValueError(f"no {name} result in the observation")
+    return found[-1]
+
+
+__all__ = ["ToolCallDict", "action", "call", "result_of", "results"]
