@@ -16,14 +16,24 @@ from __future__ import annotations
 from typing import Any
 
 from batchgate_gym.desks.gate.rules_sql import check_query
+from batchgate_gym.kernel.text_policy import action, call, result_of, results
 
-from .base import action, call, result_of, results
+from .base import Policy
 
-_LOAD_ORDER = {"customers": 0, "orders": 1}
+LOAD_ORDER: dict[str, int] = {"customers": 0, "orders": 1}
+"""The order tables are loaded in: customers first, so that orders find the
+customers that arrive in the same run. Policies sort batches by it."""
 
 
-class _Reporting:
-    """Shared bookkeeping: what was sent, what the results said happened."""
+class ReportingPolicy:
+    """Shared bookkeeping of the policies here and of the attackers built on them:
+    what the last action sent, and what its results said happened.
+
+    ``_send`` records the (tool, batch id) of each call it sends; ``_record`` reads
+    the next observation's results against them and keeps the batches that really
+    loaded or were quarantined; ``_report`` submits exactly those. Subclasses write
+    ``act`` (and may override ``_report`` to report something else).
+    """
 
     name = "policy"
 
@@ -51,7 +61,7 @@ class _Reporting:
         return self._send(call("submit_report", loaded=self.loaded, quarantined=self.quarantined))
 
 
-class _ListThenAct(_Reporting):
+class _ListThenAct(ReportingPolicy):
     """List the batches, act on every one of them in one turn, report the results."""
 
     def per_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +95,7 @@ class RefuseAllPolicy(_ListThenAct):
         )
 
 
-class CarefulPolicy(_Reporting):
+class CarefulPolicy(ReportingPolicy):
     """Checks one batch per turn; acts on the previous batch's check in the same turn."""
 
     name = "careful"
@@ -108,7 +118,7 @@ class CarefulPolicy(_Reporting):
 
     def check_order(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Customers before orders, otherwise in listed order (sorted is stable)."""
-        return sorted(listed, key=lambda b: _LOAD_ORDER[b["table"]])
+        return sorted(listed, key=lambda b: LOAD_ORDER[b["table"]])
 
     def _decide(self, parsed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         checks = [result for tool, result in parsed if tool == "run_sql"]
@@ -139,6 +149,17 @@ class CarefulPolicy(_Reporting):
         return self._report()
 
 
-REFERENCE_POLICIES = {"naive": NaivePolicy, "careful": CarefulPolicy, "refuse-all": RefuseAllPolicy}
+REFERENCE_POLICIES: dict[str, type[Policy]] = {
+    "naive": NaivePolicy,
+    "careful": CarefulPolicy,
+    "refuse-all": RefuseAllPolicy,
+}
 
-__all__ = ["REFERENCE_POLICIES", "CarefulPolicy", "NaivePolicy", "RefuseAllPolicy"]
+__all__ = [
+    "LOAD_ORDER",
+    "REFERENCE_POLICIES",
+    "CarefulPolicy",
+    "NaivePolicy",
+    "RefuseAllPolicy",
+    "ReportingPolicy",
+]

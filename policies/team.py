@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from batchgate_gym.desks.gate.rules_sql import check_query
+from batchgate_gym.kernel.text_policy import call, result_of, results
 
-from .base import call, result_of, results
+from .base import Policy
 from .reference import CarefulPolicy, NaivePolicy
 
 _ORPHANS = "customer_id__orphan_reference"
@@ -97,7 +98,7 @@ def _pending_customers(entry: dict[str, Any]) -> bool:
     )
 
 
-TEAM_POLICIES = {
+TEAM_POLICIES: dict[str, type[Policy]] = {
     "careful-with-claims": CarefulWithClaims,
     "careful-without-claims": CarefulWithoutClaims,
     "naive": NaivePolicy,

@@ -18,6 +18,7 @@ from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.desks.gate.cases import Case, Citation, load_cases
 from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.policies import Policy
 from batchgate_gym.policies.attackers import ATTACKERS, BASELINES, ORACLES, Truth
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "seed_eval_curated.jsonl"
@@ -196,3 +197,18 @@ def test_a_second_report_in_the_same_action_does_not_replace_the_first() -> None
     reports = [e for e in log if e["action"] == "submit_report"]
     assert [r["executed"] for r in reports] == [True, False]
     assert reports[0]["args"] == {"loaded": [], "quarantined": []}
+
+
+def test_the_attackers_package_keeps_one_concern_per_module() -> None:
+    import batchgate_gym.policies.attackers as package
+    from batchgate_gym.policies.attackers import build_attacker, framework, truth
+
+    groups = {"oracles", "theatre", "citations", "sql_write", "careful_variants", "baselines"}
+    homes = {name: policy.__module__.rsplit(".", 1)[-1] for name, policy in ATTACKERS.items()}
+    assert set(homes.values()) == groups
+    assert all(homes[name] == "oracles" for name in ORACLES)
+    assert {homes[name] for name in BASELINES} == {"baselines"}
+    assert package.Truth is truth.Truth and package.StagedPolicy is framework.StagedPolicy
+    built = {name: build_attacker(name, Truth({})) for name in ATTACKERS}
+    assert all(type(policy) is ATTACKERS[name] for name, policy in built.items())
+    assert all(isinstance(policy, Policy) for policy in built.values())
