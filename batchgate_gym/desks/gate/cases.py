@@ -13,16 +13,17 @@ import json
 import operator
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
+T = TypeVar("T")
 _TABLE_NAME_CHARS = re.compile(r"[^a-z0-9_]")
 _KEY_SETS = {table: frozenset(columns) for table, columns in TABLE_COLUMNS.items()}
 _CELL_GETTERS = {table: operator.itemgetter(*columns) for table, columns in TABLE_COLUMNS.items()}
@@ -66,7 +67,7 @@ class StagingBatch:
 
 @dataclass(frozen=True, eq=False)
 class Case:
-    """One episode's world. ``_cache`` holds derived data (database image, profiles)."""
+    """One episode's world. Data derived from it is cached by :meth:`derived`."""
 
     case_id: str
     family: str
@@ -77,17 +78,27 @@ class Case:
     customers: tuple[tuple[str, ...], ...]
     orders: tuple[tuple[str, ...], ...]
     batches: tuple[StagingBatch, ...]
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value derived from this case under ``key``: ``make()`` on first use, then
+        the same object for the case's life (cases are immutable, so it never goes stale).
+
+        The one way into the case's cache: each module that derives data (the prepared
+        database, a task text) names it by its own key.
+        """
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = make()
+            return value
 
     def batch(self, batch_id: str) -> StagingBatch | None:
         return self.batch_index.get(batch_id)
 
     @property
     def batch_index(self) -> dict[str, StagingBatch]:
-        index = self._cache.get("batch_index")
-        if index is None:
-            index = self._cache["batch_index"] = {b.batch_id: b for b in self.batches}
-        return index
+        return self.derived("batch_index", lambda: {b.batch_id: b for b in self.batches})
 
     @property
     def n_defective(self) -> int:
@@ -96,10 +107,7 @@ class Case:
     @property
     def digest(self) -> str:
         """SHA-256 of everything the case holds: what a log names to bind itself to this case."""
-        digest = self._cache.get("digest")
-        if digest is None:
-            digest = self._cache["digest"] = _digest(self)
-        return digest
+        return self.derived("digest", lambda: _digest(self))
 
 
 def _digest(case: Case) -> str:

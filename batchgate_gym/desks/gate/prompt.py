@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from batchgate_gym.kernel.codec import escape
+from batchgate_gym.kernel.codec import escape, tool_lines
 
 from .cases import Case
 from .tools import GATE_TOOLS
@@ -29,13 +29,11 @@ list of such objects. Calls run in order; each result comes back as JSON."""
 
 
 def task_text(case: Case, max_turns: int) -> str:
-    """The reset observation; cached per case and turn limit."""
-    key = ("task_text", max_turns)
-    text = case._cache.get(key)
-    if text is None:
-        tools = "\n".join(f"  {spec.signature}: {spec.description}" for spec in GATE_TOOLS.values())
-        text = escape(
-            f"{_BRIEF}\n\nTools:\n{tools}\n\n{_SYNTAX}\n\nYou have {max_turns} turns.\n\nTask: {case.prompt}"
-        )
-        case._cache[key] = text
-    return text
+    """The reset observation; made once per case and turn limit."""
+    return case.derived(("task_text", max_turns), lambda: _task_text(case, max_turns))
+
+
+def _task_text(case: Case, max_turns: int) -> str:
+    return escape(
+        f"{_BRIEF}\n\nTools:\n{tool_lines(GATE_TOOLS)}\n\n{_SYNTAX}\n\nYou have {max_turns} turns.\n\nTask: {case.prompt}"
+    )

@@ -98,10 +98,8 @@ class PreparedCase:
 
 
 def prepare(case: Case) -> PreparedCase:
-    prepared = case._cache.get("prepared")
-    if prepared is None:
-        prepared = case._cache["prepared"] = _build(case)
-    return prepared
+    """The case's prepared world data, built on first use and shared by every world."""
+    return case.derived("prepared", lambda: _build(case))
 
 
 def _build(case: Case) -> PreparedCase:

@@ -90,3 +90,26 @@ def test_colliding_staging_names_are_refused():
 
 def test_fixture_path_is_the_copied_one():
     assert FIXTURE_CASES.name == "seed_eval_curated.jsonl"
+
+
+def test_derived_data_is_made_once_per_case_and_key():
+    from batchgate_gym.desks.gate.prompt import task_text
+    from batchgate_gym.desks.gate.world import prepare
+
+    case = load_cases(FIXTURE_CASES)[0]
+    made: list[int] = []
+    assert case.derived("k", lambda: made.append(1) or "v") == "v"
+    assert case.derived("k", lambda: made.append(2) or "w") == "v" and made == [1]
+    assert case.derived(("k", 2), lambda: "other") == "other"
+    assert prepare(case) is prepare(case) and task_text(case, 5) is task_text(case, 5)
+    assert task_text(case, 5) != task_text(case, 6)
+
+
+def test_only_the_case_writes_its_own_cache():
+    import pathlib
+
+    import batchgate_gym
+
+    root = pathlib.Path(batchgate_gym.__file__).parent
+    writers = [path.name for path in root.rglob("*.py") if "._cache" in path.read_text()]
+    assert writers == ["cases.py"]

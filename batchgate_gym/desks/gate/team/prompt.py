@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from batchgate_gym.kernel.codec import escape, syntax_help
+from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
 
 from ..cases import Case
 from .tools import TEAM_TOOLS
@@ -29,9 +29,8 @@ when every agent has reported. Without every report, nothing counts."""
 
 def team_task_text(case: Case, agent: str, n_agents: int, max_turns: int) -> str:
     """The reset observation of one agent."""
-    tools = "\n".join(f"  {spec.signature}: {spec.description}" for spec in TEAM_TOOLS.values())
     return escape(
-        f"{_BRIEF.format(agent=agent, n=n_agents)}\n\nTools:\n{tools}\n\n{syntax_help(TEAM_TOOLS)}"
+        f"{_BRIEF.format(agent=agent, n=n_agents)}\n\nTools:\n{tool_lines(TEAM_TOOLS)}\n\n{syntax_help(TEAM_TOOLS)}"
         f"\n\nYou have {max_turns} turns.\n\nTask: {case.prompt}"
     )
 
