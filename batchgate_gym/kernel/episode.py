@@ -9,13 +9,13 @@ length, and sealing the log when the episode ends.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .codec import ActionError, ToolCall, ToolSpec, compact_json, cut, escape, parse_action, syntax_help
 from .ledger import Ledger
+from .plain import as_int, short_repr
 
 INVALID_ACTION = "invalid_action"
 
@@ -59,25 +59,10 @@ class EpisodeLimits:
             ("max_observation_chars", MIN_OBSERVATION_CHARS, MAX_OBSERVATION_CHARS),
         ):
             value = getattr(self, name)
-            number = None if isinstance(value, bool) else _index(value)
+            number = as_int(value)
             if number is None or not low <= number <= high:
-                raise ValueError(f"{name} must be an int in {low:,}..{high:,}, not {_short_repr(value)}")
+                raise ValueError(f"{name} must be an int in {low:,}..{high:,}, not {short_repr(value)}")
             object.__setattr__(self, name, number)
-
-
-def _index(value: object) -> int | None:
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-def _short_repr(value: object) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # an int too long to print, an object whose repr fails
-        return f"a {type(value).__name__}"
-    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 @dataclass(frozen=True, slots=True)

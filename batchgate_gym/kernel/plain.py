@@ -1,14 +1,18 @@
-"""Read-only copies of plain JSON-like values.
+"""Plain values: read-only copies, and reading ints and reprs safely for error messages.
 
 Cases and prepared worlds are shared: one split is read once per process and every
 environment serves the same objects. What a caller gets from them is therefore
 read-only (:func:`frozen`), so that no caller can change another episode's world.
 A frozen value is still a ``dict`` or a ``tuple``: JSON encoders, ``pickle`` and
 ``==`` treat it as the plain value it was made from.
+
+Settings and knobs are checked with :func:`as_int` (ints and integer scalars such
+as ``numpy.int64``, never bools) and named in errors with :func:`short_repr`.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -35,3 +39,23 @@ def frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(frozen(item) for item in value)
     return value
+
+
+def as_int(value: object) -> int | None:
+    """An int for ints and integer scalars such as ``numpy.int64``; ``None`` for anything
+    else, bools included."""
+    if isinstance(value, bool):  # numpy's bool refuses operator.index by itself
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def short_repr(value: object) -> str:
+    """A repr of at most 60 characters for an error message (a huge int has none)."""
+    try:
+        text = repr(value)
+    except Exception:  # an int too long to print, an object whose repr fails
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}..."

@@ -9,9 +9,10 @@ of them says which batch is defective.
 
 from __future__ import annotations
 
-import operator
 import random
 from typing import Any
+
+from batchgate_gym.kernel.plain import as_int, short_repr
 
 from ..contract import contract
 from .context import CaseContext
@@ -135,7 +136,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     given = {**KNOB_DEFAULTS, **knobs}
     family, variant = given["family"], given["variant"]
     if family is not None and not (isinstance(family, str) and family in FAMILIES):
-        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {_show(family)}")
+        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {short_repr(family)}")
     if variant is not None:
         if family is None:
             raise ValueError("variant needs family: a variant number only means something within a family")
@@ -161,42 +162,23 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 
 def check_int(name: str, value: Any, low: int, high: int, bound: str | None = None) -> int:
     """``value`` as an int in ``low .. high``; a bool or a non-integer is refused."""
-    number = _as_int(value)
+    number = as_int(value)
     if number is None or not low <= number <= high:
         bound = bound or f"an int in {low:,}..{high:,}"
-        raise ValueError(f"{name} must be {bound}, not {_show(value)}")
+        raise ValueError(f"{name} must be {bound}, not {short_repr(value)}")
     return number
 
 
 def _rows_pair(value: Any) -> tuple[int, int]:
-    pair = (value, value) if _as_int(value) is not None else value
+    pair = (value, value) if as_int(value) is not None else value
     if isinstance(pair, (tuple, list)) and len(pair) == 2:
-        low, high = (_as_int(n) for n in pair)
+        low, high = (as_int(n) for n in pair)
         if low is not None and high is not None and 1 <= low <= high <= MAX_ROWS_PER_BATCH:
             return low, high
     raise ValueError(
         "rows_per_batch must be an int or a (low, high) pair of ints with"
-        f" 1 <= low <= high <= {MAX_ROWS_PER_BATCH:,}, not {_show(value)}"
+        f" 1 <= low <= high <= {MAX_ROWS_PER_BATCH:,}, not {short_repr(value)}"
     )
-
-
-def _as_int(value: Any) -> int | None:
-    """An int for ints and integer scalars such as ``numpy.int64``; ``None`` for anything else."""
-    if isinstance(value, bool):  # numpy's bool refuses operator.index by itself
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-def _show(value: Any) -> str:
-    """A short repr for an error message (a huge int has none)."""
-    try:
-        text = repr(value)
-    except Exception:
-        return f"a {type(value).__name__}"
-    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _row_counts(rng: random.Random, slots: list[Slot], low: int, high: int) -> list[int]:
