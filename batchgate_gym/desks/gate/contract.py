@@ -2,7 +2,8 @@
 
 One contract for every case, as the spec fixes its structure and values. The rule
 texts are written for this project; the machine-readable ``limits`` and the
-``reporting_window`` are what the checks (and careful agents) read.
+``reporting_window`` are what the rules as SQL (:mod:`.rules_sql`) and careful
+agents read.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from batchgate_gym.kernel.sqlite_image import (
 )
 
 from .cases import Case, StagingBatch
-from .contract import CUSTOMER_COLUMNS, DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
+from .contract import DEFECT_TYPES, ORDER_COLUMNS, TABLE_COLUMNS
 from .profile import profile_rows
 from .tools import GATE_TOOLS
 
@@ -351,7 +351,6 @@ class GateWorld:
 
 
 __all__ = [
-    "CUSTOMER_COLUMNS",
     "GateWorld",
     "PreparedCase",
     "loader_amount",
