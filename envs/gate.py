@@ -1,37 +1,70 @@
-"""BadBatchGate as a Gymnasium environment with text actions and observations."""
+"""BadBatchGate as a Gymnasium environment with text actions and observations.
+
+The environment is the shared :class:`~.text_env.TextDeskEnv` with the batch
+gate's adapter (:func:`gate_adapter`); this module adds the gate's arguments and
+their checks.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from typing import Any
 
-import gymnasium as gym
-
+from batchgate_gym.desks.gate.cases import Case
 from batchgate_gym.desks.gate.generator.build import KNOB_DEFAULTS, check_knobs
 from batchgate_gym.desks.gate.prompt import task_text
 from batchgate_gym.desks.gate.replay import score_live
 from batchgate_gym.desks.gate.sources import CaseSource, case_source
 from batchgate_gym.desks.gate.tools import GATE_ENDING
 from batchgate_gym.desks.gate.world import GateWorld
-from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
-from batchgate_gym.kernel.episode import Episode, EpisodeLimits
+from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
-from .spaces import AsciiText
-
-ACTION_MAX_CHARS = 32_768
+from .text_env import DeskAdapter, TextDeskEnv
 
 
-class BatchGateEnv(gym.Env[str, str]):
+def gate_case_info(case: Case) -> dict[str, Any]:
+    """The case's fields of the last ``info``, in the single-agent and the team game."""
+    return {
+        "case_id": case.case_id,
+        "family": case.family,
+        "batches": len(case.batches),
+        "defective_batches": case.n_defective,
+    }
+
+
+def _close_world(world: GateWorld) -> None:
+    world.conn.close()
+
+
+def gate_adapter(
+    source: CaseSource, sql_budget: SqlBudget | None = None, log_key: bytes | None = None
+) -> DeskAdapter[GateWorld, Case]:
+    """The batch gate as a text desk: its world, task text, live score and wording."""
+    return DeskAdapter(
+        make_world=functools.partial(GateWorld, sql_budget, log_key),
+        source=source,
+        task_text=task_text,
+        score=score_live,
+        case_info=gate_case_info,
+        ending=GATE_ENDING,
+        close_world=_close_world,
+    )
+
+
+class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
     """Gate a nightly warehouse load: inspect staged batches, load or quarantine, report.
 
-    **Action space** ``Text(max_length=32768)`` over printable ASCII plus tab and
-    newline. An action is a string of one or more tool calls, in call syntax
-    (``load_batch("B-1")``) or JSON (``{"name": ..., "arguments": {...}}`` or a
-    list of those). Any ``str`` is accepted: a malformed action (unknown tool, bad
-    arguments, unparsable text, over 65,536 characters) yields an error
-    observation that shows the accepted syntax, and is logged as a refused call.
+    **Action space** ``Text(max_length=65536)`` over printable ASCII plus tab and
+    newline (the length is ``MAX_ACTION_CHARS`` of :mod:`batchgate_gym.kernel.codec`,
+    the limit the action parser enforces). An action is a string of one or more
+    tool calls, in call syntax (``load_batch("B-1")``) or JSON (``{"name": ...,
+    "arguments": {...}}`` or a list of those). Any ``str`` is accepted: a malformed
+    action (unknown tool, bad arguments, unparsable text, over 65,536 characters)
+    yields an error observation that shows the accepted syntax, and is logged as a
+    refused call.
 
     **Observation space** ``Text(max_length=max_observation_chars)``, same charset
     (other characters arrive escaped). After ``reset`` it is the whole task: the
@@ -83,8 +116,6 @@ class BatchGateEnv(gym.Env[str, str]):
     ``self.np_random``, so the same seed gives the same case in any process.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
-
     def __init__(
         self,
         cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
@@ -105,7 +136,7 @@ class BatchGateEnv(gym.Env[str, str]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         # Every argument is checked before anything is built or read.
-        self.limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
         knobs = check_knobs(
             family=family,
             variant=variant,
@@ -113,69 +144,13 @@ class BatchGateEnv(gym.Env[str, str]):
             batches=batches,
             defects_per_batch=defects_per_batch,
         )
-        self.render_mode = render_mode
         if split is not None:
             if cases is not None:
                 raise ValueError("give cases= or split=, not both")
             cases = split
         procedural_only = {k: v for k, v in knobs.items() if v != KNOB_DEFAULTS[k]}
-        self.source = case_source(cases, **(knobs if cases is None else procedural_only))
-        self.world = GateWorld(sql_budget, log_key)
-        self.episode: Episode | None = None
-        self.action_space = AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
-        self.observation_space = AsciiText(
-            self.limits.max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET
-        )
-        self._transcript: list[str] = []
+        source = case_source(cases, **(knobs if cases is None else procedural_only))
+        super().__init__(gate_adapter(source, sql_budget, log_key), limits, render_mode=render_mode)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        case = self.source.pick(self.np_random, options or {})
-        self.world.reset(case)
-        self.episode = Episode(self.world, self.limits, GATE_ENDING)
-        observation = cut(task_text(case, self.limits.max_turns), self.limits.max_observation_chars)
-        if self.render_mode == "ansi":
-            self._transcript = [observation]
-        return observation, {"turn": 0, "calls": 0}
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self.episode is None:
-            raise RuntimeError("call reset() before step()")
-        outcome = self.episode.step(action)
-        info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
-        reward = 0.0
-        if outcome.terminated or outcome.truncated:
-            info.update(self.final_info(score_live(self.world)))
-            reward = info["score"]["reward"]  # the exact reward, converted once
-        if self.render_mode == "ansi":
-            shown = action if isinstance(action, str) else repr(action)
-            self._transcript.append(f"ACTION:\n{shown}\n{outcome.observation}")
-        return outcome.observation, reward, outcome.terminated, outcome.truncated, info
-
-    def final_info(self, score) -> dict[str, Any]:
-        case = self.world.case
-        return {
-            "case_id": case.case_id,
-            "family": case.family,
-            "batches": len(case.batches),
-            "defective_batches": case.n_defective,
-            "score": score.as_dict(),
-            "log_intact": self.world.ledger.intact(),
-            "log_entries": len(self.world.ledger),
-            "log_head": self.world.ledger.head,
-        }
-
-    def export_log(self) -> list[dict[str, Any]]:
-        """The episode's hash-chained log as plain dicts (for replay and audit)."""
-        return self.world.ledger.export()
-
-    def render(self) -> str | None:
-        if self.render_mode == "ansi":
-            return "\n\n".join(self._transcript)
-        return None
-
-    def close(self) -> None:
-        self.world.conn.close()
-        super().close()
+__all__ = ["BatchGateEnv", "gate_adapter", "gate_case_info"]

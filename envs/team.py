@@ -1,18 +1,30 @@
 """BadBatchGate for a team of gate agents, as PettingZoo environments.
 
-``env(**kwargs)`` is the AEC form: agents take turns in agent order, and each call
-lands before the next agent moves. ``parallel_env(**kwargs)`` is the parallel
-form: every agent acts each step, and the agents' actions of one step are applied
-one after another in an order drawn from the environment's seeded generator, so
-two loads of the same batch in one step really both happen.
+The module follows PettingZoo's conventions (and :mod:`batchgate_gym.envs.team_v0`
+is its versioned name, as PettingZoo's own environments have): ``raw_env`` is the
+AEC environment class; ``env(**kwargs)`` is ``raw_env(**kwargs)`` inside
+PettingZoo's ``OrderEnforcingWrapper`` (stepping, observing, rendering or
+iterating agents before ``reset`` raises PettingZoo's error; the wrapper passes
+every public attribute through, and ``.unwrapped`` is the raw environment);
+``parallel_env(**kwargs)`` is the parallel form, unwrapped. There is no
+``AssertOutOfBoundsWrapper``: any string is a legal move here, and an action
+outside the text space (over 65,536 characters, or other characters) is read by
+the game like any other text, a malformed one refused as a logged call with an
+error observation, instead of failing an assertion.
+
+In the AEC form agents take turns in agent order, and each call lands before the
+next agent moves. In the parallel form every agent acts each step, and the
+agents' actions of one step are applied one after another in an order drawn from
+the environment's seeded generator, so two loads of the same batch in one step
+really both happen.
 
 Agents ``gate_0`` ... ``gate_{N-1}`` share one warehouse, one staging area and one
 hash-chained log. Observations are ``{"text": str}`` (a ``Dict`` holding an ASCII
 ``Text``), actions are text exactly as in the single-agent environment, with two
 more tools: ``claim_batch(batch_id)`` and ``wait()``. An agent that has reported
 is done: it is skipped in AEC turns, and in the parallel form its actions are not
-run (a live agent missing from a parallel step's actions waits). When every agent has reported (or at the turn limit) every agent receives the
-same team reward at once, and its ``info`` carries the team score and its own
+run (a live agent missing from a parallel step's actions waits). When every agent
+has reported (or at the turn limit) every agent receives the same team reward at once, and its ``info`` carries the team score and its own
 contribution. The per-step info of an acting agent is ``{"turn", "calls"}`` (plus
 ``"position"`` in the parallel form: where its action fell in the step's order).
 
@@ -46,16 +58,17 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES, check_int
 from batchgate_gym.desks.gate.sources import case_source
 from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
-from batchgate_gym.kernel.codec import OBSERVATION_CHARSET, cut
+from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
 from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
-from .gate import ACTION_MAX_CHARS
-from .spaces import AsciiText
+from .gate import gate_case_info
+from .text_env import final_info, text_space
 
 _CASE_OPTIONS = frozenset(
     {
@@ -119,15 +132,10 @@ class _TeamSetup:
             log_key,
         )
         self.observation_spaces = {
-            agent: spaces.Dict(
-                {"text": AsciiText(limits.max_observation_chars, min_length=0, charset=OBSERVATION_CHARSET)}
-            )
+            agent: spaces.Dict({"text": text_space(limits.max_observation_chars)})
             for agent in self.possible_agents
         }
-        self.action_spaces = {
-            agent: AsciiText(ACTION_MAX_CHARS, min_length=0, charset=OBSERVATION_CHARSET)
-            for agent in self.possible_agents
-        }
+        self.action_spaces = {agent: text_space(MAX_ACTION_CHARS) for agent in self.possible_agents}
         self.np_random: np.random.Generator | None = None
         self.texts: dict[str, str] = {}
         self._transcript: list[str] = []
@@ -167,7 +175,15 @@ class _TeamSetup:
 
     def _final(self, agent: str) -> tuple[float, bool, bool, dict[str, Any]]:
         """Reward, terminated, truncated and info of ``agent`` once the team is done."""
-        info = self.game.final_info(agent)
+        result = self.game.result
+        if result is None:
+            raise RuntimeError("the team is not done yet")
+        info = final_info(
+            gate_case_info(self.game.case),
+            result.score.as_dict(),
+            self.game.world.ledger,
+            contribution=result.agents[agent].as_dict(),
+        )
         info["turn"] = self.game.episodes[agent].turn
         reported = self.game.reported(agent)
         return info["score"]["reward"], reported, not reported, info
@@ -268,13 +284,14 @@ class TeamGateParallelEnv(_TeamSetup, ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
 
-def raw_env(**kwargs: Any) -> TeamGateEnv:
-    return TeamGateEnv(**kwargs)
+# PettingZoo's name for the unwrapped AEC environment class.
+raw_env = TeamGateEnv
 
 
-def env(**kwargs: Any) -> TeamGateEnv:
-    """The AEC team environment (no wrappers: text actions need none)."""
-    return TeamGateEnv(**kwargs)
+def env(**kwargs: Any) -> OrderEnforcingWrapper:
+    """The AEC team environment, ``raw_env(**kwargs)`` wrapped in PettingZoo's
+    ``OrderEnforcingWrapper``."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 def parallel_env(**kwargs: Any) -> TeamGateParallelEnv:

@@ -1,0 +1,205 @@
+"""One Gymnasium environment for every text desk: text actions in, text observations out.
+
+A desk (the batch gate, and any desk written later) supplies its domain through a
+small :class:`DeskAdapter`: how to build its world, where cases come from, the
+task text an episode opens with, how a finished episode is scored, how the case
+is described in the last ``info`` and how the end of an episode is worded.
+:class:`TextDeskEnv` owns everything the desks share: the ASCII ``Text`` spaces,
+the turn loop (the kernel's :class:`~batchgate_gym.kernel.episode.Episode`),
+picking a case with ``self.np_random`` on reset, cutting every observation to
+``max_observation_chars``, the ``"ansi"`` transcript, the terminal ``info``, the
+exported log and closing the world.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import gymnasium as gym
+import numpy as np
+
+from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
+from batchgate_gym.kernel.episode import Desk, EndingText, Episode, EpisodeLimits
+from batchgate_gym.kernel.ledger import Ledger
+
+from .spaces import AsciiText
+
+CaseT = TypeVar("CaseT")
+CaseT_co = TypeVar("CaseT_co", covariant=True)
+
+
+class DeskWorld(Desk, Protocol):
+    """A desk the environment can set up again for each case."""
+
+    def reset(self, case: Any) -> None: ...
+
+
+WorldT = TypeVar("WorldT", bound=DeskWorld)
+
+
+class CasePicker(Protocol[CaseT_co]):
+    """Where cases come from: one case per reset, drawn with the environment's generator
+    (or chosen by the reset options)."""
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> CaseT_co: ...
+
+
+class LiveScore(Protocol):
+    """A finished episode's score; ``as_dict()`` holds at least ``"reward"``."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+PLAIN_ENDING = EndingText()  # the kernel's default wording
+
+
+def _leave_open(world: Any) -> None:
+    """The default ``close_world``: a world that holds nothing to release."""
+
+
+@dataclass(frozen=True)
+class DeskAdapter(Generic[WorldT, CaseT]):
+    """What a desk tells :class:`TextDeskEnv`.
+
+    ``make_world()`` builds the world once per environment (it is reset to each
+    case); ``source`` picks the case of each reset; ``task_text(case, max_turns)``
+    is the reset observation before it is cut; ``score(world)`` scores the world
+    once the episode has ended; ``case_info(case)`` gives the case's fields of the
+    last ``info`` (they come first, before ``score`` and the log's fields);
+    ``ending`` words the end of an episode; ``close_world(world)`` releases what
+    the world holds.
+    """
+
+    make_world: Callable[[], WorldT]
+    source: CasePicker[CaseT]
+    task_text: Callable[[CaseT, int], str]
+    score: Callable[[WorldT], LiveScore]
+    case_info: Callable[[CaseT], Mapping[str, Any]]
+    ending: EndingText = PLAIN_ENDING
+    close_world: Callable[[WorldT], None] = _leave_open
+
+
+def final_info(
+    case_fields: Mapping[str, Any], score: Mapping[str, Any], ledger: Ledger, **extra: Any
+) -> dict[str, Any]:
+    """What the last ``info`` of an episode carries, on every desk and in the team game.
+
+    The case's fields, then ``score`` (the score as a dict), then any ``extra``
+    fields, then the log's: ``log_intact`` (the chain verifies), ``log_entries``
+    and ``log_head`` (the last hash, to pin the log on replay).
+    """
+    return {
+        **case_fields,
+        "score": score,
+        **extra,
+        "log_intact": ledger.intact(),
+        "log_entries": len(ledger),
+        "log_head": ledger.head,
+    }
+
+
+def text_space(max_length: int) -> AsciiText:
+    """A ``Text`` space over the observation charset (printable ASCII, tab, newline)."""
+    return AsciiText(max_length, min_length=0, charset=OBSERVATION_CHARSET)
+
+
+class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
+    """Any desk as a Gymnasium environment with text actions and observations.
+
+    **Action space** ``Text(max_length=MAX_ACTION_CHARS)`` (65,536, the limit the
+    action parser enforces) over printable ASCII plus tab and newline. Any ``str``
+    is accepted: a malformed action yields an error observation and is logged as a
+    refused call.
+
+    **Observation space** ``Text(max_length=max_observation_chars)``, same charset.
+    After ``reset``: the desk's task text; after ``step``: ``turn t of T`` and each
+    call with its result. Every observation, the reset one included, is cut to
+    ``max_observation_chars`` with a marker counting what was dropped.
+
+    **Reward** 0 until the desk says it is finished (termination) or the turn limit
+    is reached (truncation); that step pays ``score["reward"]`` of the desk's score.
+
+    **Info** ``turn`` and ``calls`` on every step; the last step adds the case's
+    fields, ``score``, ``log_intact``, ``log_entries`` and ``log_head``
+    (:func:`final_info`).
+
+    ``reset(seed=..., options=...)`` asks the case source for a case with
+    ``self.np_random`` and the options, so one seed gives one case in any process.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        adapter: DeskAdapter[WorldT, CaseT],
+        limits: EpisodeLimits | None = None,
+        *,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.adapter = adapter
+        self.limits = EpisodeLimits() if limits is None else limits
+        self.render_mode = render_mode
+        self.source = adapter.source
+        self.world: WorldT = adapter.make_world()
+        self.case: CaseT | None = None
+        self.episode: Episode | None = None
+        self.action_space = text_space(MAX_ACTION_CHARS)
+        self.observation_space = text_space(self.limits.max_observation_chars)
+        self._transcript: list[str] = []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        case = self.source.pick(self.np_random, options or {})
+        self.world.reset(case)
+        self.case = case
+        self.episode = Episode(self.world, self.limits, self.adapter.ending)
+        text = self.adapter.task_text(case, self.limits.max_turns)
+        observation = cut(text, self.limits.max_observation_chars)
+        if self.render_mode == "ansi":
+            self._transcript = [observation]
+        return observation, {"turn": 0, "calls": 0}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        outcome = self.episode.step(action)
+        info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
+        reward = 0.0
+        if outcome.terminated or outcome.truncated:
+            score = self.adapter.score(self.world).as_dict()
+            info.update(final_info(self.adapter.case_info(self.case), score, self.world.ledger))
+            reward = info["score"]["reward"]  # the exact reward, converted once
+        if self.render_mode == "ansi":
+            shown = action if isinstance(action, str) else repr(action)
+            self._transcript.append(f"ACTION:\n{shown}\n{outcome.observation}")
+        return outcome.observation, reward, outcome.terminated, outcome.truncated, info
+
+    def export_log(self) -> list[dict[str, Any]]:
+        """The episode's hash-chained log as plain dicts (for replay and audit)."""
+        return self.world.ledger.export()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return "\n\n".join(self._transcript)
+        return None
+
+    def close(self) -> None:
+        self.adapter.close_world(self.world)
+        super().close()
+
+
+__all__ = [
+    "CasePicker",
+    "DeskAdapter",
+    "DeskWorld",
+    "LiveScore",
+    "TextDeskEnv",
+    "final_info",
+    "text_space",
+]
