@@ -14,13 +14,31 @@ from __future__ import annotations
 import inspect
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
 from batchgate_gym.envs.macro_codec import MacroLayout, MacroTracker
 
 Chooser = Callable[[np.ndarray, np.ndarray], int]  # (vector, mask) -> index; may have start(task)
+
+
+class Predictor(Protocol):
+    """A trained network's interface (Stable-Baselines3's): ``predict(vector,
+    deterministic=..., [action_masks=...])`` returns ``(action, state)``."""
+
+    def predict(self, observation: np.ndarray, *args: Any, **kwargs: Any) -> tuple[Any, Any]: ...
+
+
+class TrainedModel(Protocol):
+    """A Stable-Baselines3 model: its network is ``.policy``."""
+
+    @property
+    def policy(self) -> Predictor: ...
+
+
+ModelLike: TypeAlias = TrainedModel | Predictor
+"""A trained model, or its network alone."""
 
 
 class MacroPolicy:
@@ -52,8 +70,8 @@ class ModelChooser:
     (MaskablePPO) get the mask. Holds only the network (``model.policy``), not the
     model's training environments, so it pickles to worker processes and Ray."""
 
-    def __init__(self, model: Any, *, deterministic: bool = True) -> None:
-        self.network = getattr(model, "policy", model)
+    def __init__(self, model: ModelLike, *, deterministic: bool = True) -> None:
+        self.network: Predictor = getattr(model, "policy", model)
         self.deterministic = deterministic
         self.masked = "action_masks" in _parameters(self.network.predict)
 
@@ -79,7 +97,7 @@ class RandomChooser:
         return int(self._rng.choice(np.flatnonzero(mask)))
 
 
-def learned_policy(model: Any, *, slots: int = 4, name: str = "ppo") -> MacroPolicy:
+def learned_policy(model: ModelLike, *, slots: int = 4, name: str = "ppo") -> MacroPolicy:
     return MacroPolicy(ModelChooser(model), slots=slots, name=name)
 
 
@@ -91,4 +109,13 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(inspect.signature(function).parameters)
 
 
-__all__ = ["MacroPolicy", "ModelChooser", "RandomChooser", "learned_policy", "random_macro_policy"]
+__all__ = [
+    "MacroPolicy",
+    "ModelChooser",
+    "ModelLike",
+    "Predictor",
+    "RandomChooser",
+    "TrainedModel",
+    "learned_policy",
+    "random_macro_policy",
+]
