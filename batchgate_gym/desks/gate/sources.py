@@ -21,8 +21,8 @@ import numpy as np
 from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
 
 from .cases import Case, case_from_dict, load_cases
+from .generator.splits import SPLITS
 
-SPLITS = ("eval", "train")  # the committed splits, in desks/gate/data
 _SCALE_KEYS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
 
 

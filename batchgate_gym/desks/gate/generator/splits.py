@@ -15,11 +15,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ..sources import SPLITS
 from .build import compose
 from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
 from .plan import Layout
 
+SPLITS = ("eval", "train")  # the one definition; sources serves them by name
 EVAL_SEED = 20_261_001
 TRAIN_SEED = 30_261_001
 TRAIN_PER_FAMILY = 40
