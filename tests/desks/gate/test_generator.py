@@ -526,7 +526,10 @@ def test_generator_imports_only_the_standard_library_the_contract_and_plain_valu
     for path in (ROOT / "batchgate_gym" / "desks" / "gate" / "generator").glob("*.py"):
         for level, module in _top_level_imports(path):
             if level == 0:
-                assert module.split(".")[0] in stdlib or module == "batchgate_gym.kernel.plain", (path, module)
+                assert module.split(".")[0] in stdlib or module == "batchgate_gym.kernel.plain", (
+                    path,
+                    module,
+                )
             elif level == 2:
                 assert module == "contract", (path, module)
 
