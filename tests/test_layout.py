@@ -178,3 +178,24 @@ def test_console_script_and_module_entry_point():
     ).stdout
     assert "report" in out
     assert [m.name for m in pkgutil.iter_modules(batchgate_gym.__path__) if m.name == "kernel"] == ["kernel"]
+
+
+def test_every_package_is_listed_for_installation():
+    """An editable install finds any folder; a wheel holds only the packages setup.cfg lists."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    found = set()
+    for top, installed_as in (
+        ("batchgate_gym", "batchgate_gym"),
+        ("envs", "batchgate_gym.envs"),
+        ("policies", "batchgate_gym.policies"),
+    ):
+        for init in (ROOT / top).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / top).parts
+            found.add(".".join((installed_as, *parts)))
+    assert found == listed
+    data = config["options.package_data"]
+    assert data["batchgate_gym.desks.gate"].strip() == "data/*.jsonl"
