@@ -18,9 +18,10 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from batchgate_gym.policies.base import Policy, PolicyLike
+
 from . import desks
 
-PolicyLike = Any  # Policy object, Policy class, or callable(observation) -> action
 _DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly from floats
 
 
@@ -157,7 +158,7 @@ class _CallablePolicy:
         return self.function(observation)
 
 
-def as_policy(policy: PolicyLike) -> Any:
+def as_policy(policy: PolicyLike) -> Policy:
     if isinstance(policy, type):
         policy = policy()
     if hasattr(policy, "act") and hasattr(policy, "reset"):

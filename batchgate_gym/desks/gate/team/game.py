@@ -11,7 +11,6 @@ is the shared log sealed and the team graded.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -98,23 +97,6 @@ class TeamGame:
 
     def reported(self, agent: str) -> bool:
         return agent in self.world.reports
-
-    def final_info(self, agent: str) -> dict[str, Any]:
-        """What every agent's info carries at the end: the team score and its own part."""
-        if self.result is None:
-            raise RuntimeError("the team is not done yet")
-        case = self.case
-        return {
-            "case_id": case.case_id,
-            "family": case.family,
-            "batches": len(case.batches),
-            "defective_batches": case.n_defective,
-            "score": self.result.score.as_dict(),
-            "contribution": self.result.agents[agent].as_dict(),
-            "log_intact": self.world.ledger.intact(),
-            "log_entries": len(self.world.ledger),
-            "log_head": self.world.ledger.head,
-        }
 
 
 __all__ = ["TeamGame", "deal_lists"]
