@@ -1,20 +1,37 @@
-"""The Gymnasium ids of the environments, registered when the package is imported.
+"""The Gymnasium ids of every desk's environments, registered when the package is imported.
 
 Gymnasium has no plugin discovery, so ``import batchgate_gym`` calls
-:func:`register_envs`, which adds both ids to Gymnasium's registry with *string*
-entry points: the environment code (``batchgate_gym.envs``) is imported only when
-``gymnasium.make`` builds one. This is the one core module that imports Gymnasium;
-without Gymnasium installed it registers nothing and the core still works.
+:func:`register_envs`, which reads ``GYMNASIUM_IDS`` (id -> entry point) from each
+desk package (``batchgate_gym/desks/NAME/__init__.py``) and adds the ids to
+Gymnasium's registry with *string* entry points: the environment code
+(``batchgate_gym.envs``) is imported only when ``gymnasium.make`` builds one. A new
+desk names its ids in its own package and nothing here changes. This is the one
+core module that imports Gymnasium; without Gymnasium installed it registers
+nothing and the core still works.
 """
 
 from __future__ import annotations
 
-ENV_ID = "batchgate_gym/BadBatchGate-v0"
-MACRO_ENV_ID = "batchgate_gym/BadBatchGateMacro-v0"
-ENTRY_POINTS: dict[str, str] = {
-    ENV_ID: "batchgate_gym.envs.gate:BatchGateEnv",
-    MACRO_ENV_ID: "batchgate_gym.envs.macro:MacroGateEnv",
-}
+import importlib
+import pkgutil
+
+from .desks import gate
+from .desks.gate import ENV_ID, MACRO_ENV_ID
+
+
+def entry_points() -> dict[str, str]:
+    """Every desk's ids and entry points, desks in name order (the gate's first)."""
+    import batchgate_gym.desks as desks
+
+    found: dict[str, str] = dict(gate.GYMNASIUM_IDS)
+    for module in sorted(pkgutil.iter_modules(desks.__path__), key=lambda m: m.name):
+        if module.ispkg:
+            package = importlib.import_module(f"{desks.__name__}.{module.name}")
+            found.update(getattr(package, "GYMNASIUM_IDS", {}))
+    return found
+
+
+ENTRY_POINTS: dict[str, str] = entry_points()
 
 
 def register_envs() -> tuple[str, ...]:
@@ -32,4 +49,4 @@ def register_envs() -> tuple[str, ...]:
     return tuple(ENTRY_POINTS)
 
 
-__all__ = ["ENTRY_POINTS", "ENV_ID", "MACRO_ENV_ID", "register_envs"]
+__all__ = ["ENTRY_POINTS", "ENV_ID", "MACRO_ENV_ID", "entry_points", "register_envs"]

@@ -24,3 +24,12 @@ rules as SQL, what a checking agent runs), ``batchgate_gym.policies.rules_from_p
 (what a profile alone can show) and :mod:`.generator.audit` (the generator's own
 check that every planted defect breaks exactly the rules its truth records).
 """
+
+# The Gymnasium ids this desk's environments go by, and their entry points, named
+# by string so that registering them loads no environment code.
+ENV_ID = "batchgate_gym/BadBatchGate-v0"
+MACRO_ENV_ID = "batchgate_gym/BadBatchGateMacro-v0"
+GYMNASIUM_IDS = {
+    ENV_ID: "batchgate_gym.envs.gate:BatchGateEnv",
+    MACRO_ENV_ID: "batchgate_gym.envs.macro:MacroGateEnv",
+}
