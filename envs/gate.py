@@ -19,10 +19,9 @@ from batchgate_gym.desks.gate.replay import score_live
 from batchgate_gym.desks.gate.sources import CaseSource, case_source
 from batchgate_gym.desks.gate.tools import GATE_ENDING
 from batchgate_gym.desks.gate.world import GateWorld
-from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
-from .text_env import DeskAdapter, TextDeskEnv
+from .text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 
 def gate_case_info(case: Case) -> dict[str, Any]:
@@ -133,10 +132,10 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         # Every argument is checked before anything is built or read.
-        limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        limits = checked_settings(
+            render_mode, self.metadata["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+        )
         knobs = check_knobs(
             family=family,
             variant=variant,

@@ -64,11 +64,11 @@ from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES, c
 from batchgate_gym.desks.gate.sources import case_source
 from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
-from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
+from batchgate_gym.kernel.episode import StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .gate import gate_case_info
-from .text_env import final_info, text_space
+from .text_env import checked_settings, final_info, text_space
 
 _CASE_OPTIONS = frozenset(
     {
@@ -103,10 +103,10 @@ class _TeamSetup:
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in _METADATA["render_modes"]:
-            raise ValueError(f"render_mode must be one of {_METADATA['render_modes']}")
         # Every argument is checked before anything is built or read.
-        limits = EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+        limits = checked_settings(
+            render_mode, _METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+        )
         n_agents = check_int("n_agents", n_agents, 1, MAX_AGENTS)
         batches_per_agent = check_int("batches_per_agent", batches_per_agent, 1, MAX_BATCHES)
         if isinstance(overlap, bool) or not isinstance(overlap, Real) or not 0.0 <= overlap <= 1.0:

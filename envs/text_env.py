@@ -100,6 +100,19 @@ def final_info(
     }
 
 
+def checked_settings(
+    render_mode: str | None,
+    render_modes: list[str],
+    max_turns: int,
+    max_calls_per_step: int,
+    max_observation_chars: int,
+) -> EpisodeLimits:
+    """What every text environment checks first, before anything is built or read."""
+    if render_mode is not None and render_mode not in render_modes:
+        raise ValueError(f"render_mode must be one of {render_modes}")
+    return EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+
+
 def text_space(max_length: int) -> AsciiText:
     """A ``Text`` space over the observation charset (printable ASCII, tab, newline)."""
     return AsciiText(max_length, min_length=0, charset=OBSERVATION_CHARSET)
@@ -200,6 +213,7 @@ __all__ = [
     "DeskWorld",
     "LiveScore",
     "TextDeskEnv",
+    "checked_settings",
     "final_info",
     "text_space",
 ]
