@@ -13,7 +13,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from batchgate_gym.desks.gate.cases import Case
-from batchgate_gym.desks.gate.generator.build import KNOB_DEFAULTS, check_knobs
+from batchgate_gym.desks.gate.generator.build import (
+    DEFAULT_BATCHES,
+    DEFAULT_DEFECTS_PER_BATCH,
+    DEFAULT_ROWS_PER_BATCH,
+    KNOB_DEFAULTS,
+    check_knobs,
+)
 from batchgate_gym.desks.gate.prompt import task_text
 from batchgate_gym.desks.gate.replay import score_live
 from batchgate_gym.desks.gate.sources import CaseSource, case_source
@@ -122,9 +128,9 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
         split: str | None = None,
         family: str | None = None,
         variant: int | None = None,
-        rows_per_batch: int | tuple[int, int] = (3, 20),
-        batches: int = 2,
-        defects_per_batch: int = 1,
+        rows_per_batch: int | tuple[int, int] = DEFAULT_ROWS_PER_BATCH,
+        batches: int = DEFAULT_BATCHES,
+        defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH,
         max_turns: int = 30,
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,

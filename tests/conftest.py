@@ -8,16 +8,13 @@ from typing import Any
 
 import pytest
 
+from batchgate_gym.testing import register_profiles
+
 DATA = Path(__file__).parent / "data"
 FIXTURE_CASES = DATA / "seed_eval_curated.jsonl"
 FIXTURE_EXPECTED = DATA / "seed_eval_expected.json"
 
-try:  # hypothesis profiles ("ci" bounded by default, "long" for nightly runs)
-    from batchgate_gym.testing import register_profiles
-except ImportError:  # pragma: no cover - the testing module may not exist yet
-    register_profiles = None
-if register_profiles is not None:
-    register_profiles()
+register_profiles()  # hypothesis profiles: "ci" bounded by default, "long" for nightly runs
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ import numpy as np
 from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
 
 from .cases import Case, case_from_dict, load_cases
+from .generator.build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH
 from .generator.splits import SPLITS
 
 _SCALE_KEYS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
@@ -41,9 +42,9 @@ class ProceduralCases:
 
     family: str | None = None
     variant: int | None = None
-    rows_per_batch: int | tuple[int, int] = (3, 20)
-    batches: int = 2
-    defects_per_batch: int = 1
+    rows_per_batch: int | tuple[int, int] = DEFAULT_ROWS_PER_BATCH
+    batches: int = DEFAULT_BATCHES
+    defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH
 
     def __post_init__(self) -> None:
         from .generator.build import check_knobs

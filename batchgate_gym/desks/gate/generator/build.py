@@ -34,14 +34,20 @@ PROMPT = (
 )
 
 
+# The scale of a default case: every signature that takes these knobs defaults to these.
+DEFAULT_ROWS_PER_BATCH = (3, 20)
+DEFAULT_BATCHES = 2
+DEFAULT_DEFECTS_PER_BATCH = 1
+
+
 def build_case(
     seed: int,
     *,
     family: str | None = None,
     variant: int | None = None,
-    rows_per_batch: int | tuple[int, int] = (3, 20),
-    batches: int = 2,
-    defects_per_batch: int = 1,
+    rows_per_batch: int | tuple[int, int] = DEFAULT_ROWS_PER_BATCH,
+    batches: int = DEFAULT_BATCHES,
+    defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH,
     case_id: str | None = None,
 ) -> dict[str, Any]:
     """One case, fully determined by its arguments (the same in any process).
@@ -113,9 +119,9 @@ SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
 KNOB_DEFAULTS: dict[str, Any] = {
     "family": None,
     "variant": None,
-    "rows_per_batch": (3, 20),
-    "batches": 2,
-    "defects_per_batch": 1,
+    "rows_per_batch": DEFAULT_ROWS_PER_BATCH,
+    "batches": DEFAULT_BATCHES,
+    "defects_per_batch": DEFAULT_DEFECTS_PER_BATCH,
 }
 
 

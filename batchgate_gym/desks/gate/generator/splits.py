@@ -15,9 +15,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .build import compose
+from .build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH, compose
 from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
 from .plan import Layout
+
+# Split cases are built at the default scale.
+_DEFAULT_SCALE = (DEFAULT_ROWS_PER_BATCH, DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH)
 
 SPLITS = ("eval", "train")  # the one definition; sources serves them by name
 EVAL_SEED = 20_261_001
@@ -50,7 +53,7 @@ def build_split(name: str) -> list[dict[str, Any]]:
     """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
     _check(name)
     return [
-        compose(seed, family, variant, (3, 20), 2, 1, case_id, layout)
+        compose(seed, family, variant, *_DEFAULT_SCALE, case_id, layout)
         for case_id, seed, family, variant, layout in _entries(name)
     ]
 
