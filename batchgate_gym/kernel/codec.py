@@ -86,7 +86,7 @@ class Param:
     def json_schema(self) -> dict[str, Any]:
         kind: str | list[str] = self.type_name
         if not self.required and self.default is None:
-            kind = [kind, "null"]  # the default itself may be given
+            kind = [self.type_name, "null"]  # the default itself may be given
         schema: dict[str, Any] = {"type": kind, "description": self.description}
         if self.items is not None:
             schema["items"] = {"type": _TYPE_NAMES[self.items]}

@@ -14,16 +14,25 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .codec import ActionError, ToolCall, ToolSpec, compact_json, cut, escape, parse_action, syntax_help
-from .ledger import Ledger
+from .ledger import LogEntry
 from .plain import as_int, short_repr
 
 INVALID_ACTION = "invalid_action"
 
 
+class EpisodeLog(Protocol):
+    """What the episode writes to a desk's log: refused calls, and the seal at its end."""
+
+    def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry: ...
+
+    def seal(self, reason: str) -> LogEntry: ...
+
+
 class Desk(Protocol):
     """What the episode needs from a domain."""
 
-    ledger: Ledger
+    @property
+    def ledger(self) -> EpisodeLog: ...
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]: ...
@@ -31,7 +40,7 @@ class Desk(Protocol):
     @property
     def finished(self) -> bool: ...
 
-    def call(self, call: ToolCall) -> dict[str, Any]: ...
+    def call(self, call: ToolCall) -> Mapping[str, Any]: ...
 
 
 # Bounds of the episode limits, inclusive. An observation shorter than 256 characters
@@ -127,7 +136,7 @@ class Episode:
             # calls of the same action; they are logged as refused.
             reason = self.ending.after_end
             self.desk.ledger.append(call.name, call.args, False, reason)
-            result: dict[str, Any] = {"error": reason}
+            result: Mapping[str, Any] = {"error": reason}
         else:
             result = self.desk.call(call)
         return f"> {escape(call.render())}\n{compact_json(result)}"

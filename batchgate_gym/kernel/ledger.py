@@ -130,7 +130,7 @@ class Ledger:
         if self._sealed:
             raise LogIntegrityError("the log is sealed; nothing more can be appended")
         prev = self._entries[-1].hash if self._entries else GENESIS
-        body = {
+        body: dict[str, Any] = {
             "seq": len(self._entries),
             "action": action,
             "args": args,
@@ -179,7 +179,8 @@ class Ledger:
 
     def export(self) -> list[dict[str, Any]]:
         """Plain dicts, ready for JSON; a deep copy, so callers cannot edit the log."""
-        return json.loads(json.dumps([entry.as_dict() for entry in self._entries]))
+        exported: list[dict[str, Any]] = json.loads(json.dumps([entry.as_dict() for entry in self._entries]))
+        return exported
 
 
 ENTRY_FIELDS = {

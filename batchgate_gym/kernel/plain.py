@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, SupportsIndex
 
 
 class FrozenDict(dict):
@@ -44,8 +44,8 @@ def frozen(value: Any) -> Any:
 def as_int(value: object) -> int | None:
     """An int for ints and integer scalars such as ``numpy.int64``; ``None`` for anything
     else, bools included."""
-    if isinstance(value, bool):  # numpy's bool refuses operator.index by itself
-        return None
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        return None  # bool is excluded here; numpy's bool refuses operator.index by itself
     try:
         return operator.index(value)
     except TypeError:

@@ -64,12 +64,13 @@ class BoundedFunctions:
         for name in PRINTF_NAMES:
             conn.create_function(name, -1, self.printf, deterministic=True)
 
-    def printf(self, *args: object) -> object:
+    def printf(self, *args: object) -> str | None:
         """SQLite's ``printf(format, ...)``, with every width and precision bounded."""
         if args:
             args = self._bounded(args)
         marks = ", ".join("?" * len(args))
-        return self._connection().execute(f"SELECT printf({marks})", args).fetchone()[0]
+        text: str | None = self._connection().execute(f"SELECT printf({marks})", args).fetchone()[0]
+        return text
 
     def _connection(self) -> sqlite3.Connection:
         if self._private is None:

@@ -201,7 +201,9 @@ class SqlGuard:
         # query wrote 266 MB to disk in its 2 s. In memory, the memory budget stops it.
         conn.execute("PRAGMA temp_store=MEMORY")
 
-    def _authorize(self, action: int, arg1, arg2, _db, _trigger) -> int:
+    def _authorize(
+        self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None
+    ) -> int:
         if not self._active:
             return sqlite3.SQLITE_OK
         if action not in _ALLOWED_ACTIONS:
@@ -381,7 +383,8 @@ _WORD = re.compile(r"[A-Za-z_]+")
 
 def _first_word(sql: str) -> str:
     """The statement's first keyword, lower case, past white space and comments."""
-    word = _WORD.match(sql, _LEADING_NOISE.match(sql).end())
+    noise = _LEADING_NOISE.match(sql)  # always matches (every part is optional), maybe empty
+    word = _WORD.match(sql, noise.end() if noise else 0)
     return word.group().lower() if word else ""
 
 

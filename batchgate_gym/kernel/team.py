@@ -71,7 +71,7 @@ class SharedWorld(Protocol):
 
     def finished_for(self, agent: str) -> bool: ...
 
-    def call_as(self, agent: str, call: ToolCall) -> dict[str, Any]: ...
+    def call_as(self, agent: str, call: ToolCall) -> Mapping[str, Any]: ...
 
 
 class SeatLedger:
@@ -114,7 +114,7 @@ class Seat:
     def finished(self) -> bool:
         return self.world.finished_for(self.agent)
 
-    def call(self, call: ToolCall) -> dict[str, Any]:
+    def call(self, call: ToolCall) -> Mapping[str, Any]:
         return self.world.call_as(self.agent, call)
 
 
