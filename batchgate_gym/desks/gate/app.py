@@ -26,7 +26,7 @@ def _gate_load_cases(source: Any) -> list[Any]:
     found = case_source(source)
     if not isinstance(found, FixedCases):
         raise ValueError("cases= must name a fixed set of cases; use seeds= for procedural ones")
-    return found.cases
+    return list(found.cases)
 
 
 def _gate_split_cases(name: str) -> list[Any]:

@@ -88,7 +88,8 @@ class Case:
         database, a task text) names it by its own key.
         """
         try:
-            return self._cache[key]
+            cached: T = self._cache[key]  # what make() built under this key
+            return cached
         except KeyError:
             value = self._cache[key] = make()
             return value

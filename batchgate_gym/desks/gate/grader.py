@@ -100,7 +100,7 @@ def grade(case: Case, facts: EpisodeFacts, mart_usd: float, reference_mart_usd: 
         return Score(zero, zero, zero, zero, bad_loaded, revenue_error, False)
     return Score(
         disposition=_disposition(case, facts),
-        report=_report(facts),
+        report=_report(facts.report, facts),
         evidence=_evidence(case, facts),
         inspected=Fraction(len(facts.inspected_first), len(facts.acted)) if facts.acted else Fraction(0),
         bad_batches_loaded=bad_loaded,
@@ -120,8 +120,8 @@ def _disposition(case: Case, facts: EpisodeFacts) -> Fraction:
     return Fraction(right, len(case.batches))
 
 
-def _report(facts: EpisodeFacts) -> Fraction:
-    loaded, quarantined = facts.report
+def _report(report: tuple[list[str], list[str]], facts: EpisodeFacts) -> Fraction:
+    loaded, quarantined = report
     truly_loaded = sorted(b for b, n in facts.loads.items() if n)
     exact = sorted(loaded) == truly_loaded and sorted(quarantined) == sorted(facts.citations)
     return Fraction(int(exact))

@@ -11,7 +11,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 TOP_VALUES = 8
 
@@ -21,8 +21,9 @@ def profile_rows(columns: Sequence[str], rows: Sequence[Sequence[str | None]]) -
 
 
 def profile_column(values: list[str | None]) -> dict[str, Any]:
-    counts = Counter(values)
-    n_null = counts.pop(None, 0)
+    with_null = Counter(values)
+    n_null = with_null.pop(None, 0)
+    counts = cast("Counter[str]", with_null)  # None popped: every key left is a string
     # Every figure below depends only on the distinct values (and their counts), so
     # each value is parsed once however often it repeats: big batches stay cheap.
     distinct = list(counts)

@@ -28,7 +28,7 @@ def score_live(world: GateWorld) -> Score:
 
 
 def _grade(case: Case, world: GateWorld, entries: Sequence[Any]) -> Score:
-    return grade(case, read_facts(case, entries), world.mart_usd(), world.prepared.reference_mart)
+    return grade(case, read_facts(case, entries), world.mart_usd(), world.prepared_case.reference_mart)
 
 
 def replay(

@@ -46,7 +46,8 @@ def contract_rules(table: str, contract: dict[str, Any]) -> tuple[Rule, ...]:
 
 
 def quoted_table(batch: dict[str, Any]) -> str:
-    return '"' + batch["staging_table"].replace('"', '""') + '"'
+    table: str = batch["staging_table"]
+    return '"' + table.replace('"', '""') + '"'
 
 
 def check_query(batch: dict[str, Any], contract: dict[str, Any]) -> str:

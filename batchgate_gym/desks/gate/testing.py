@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -212,7 +212,7 @@ def valid_actions(batch_ids: Sequence[str] = (), tables: Sequence[str] = ()) -> 
     )
 
 
-_MUTATIONS = (
+_MUTATIONS: tuple[Callable[[str, int], str], ...] = (
     lambda text, i: text[:i] + text[i + 1 :],  # drop a character
     lambda text, i: text[:i] + ")" + text[i:],  # stray parenthesis
     lambda text, i: text[:i] + '"' + text[i:],  # unbalanced quote

@@ -140,7 +140,8 @@ def _build(case: Case) -> PreparedCase:
 
 
 def mart_usd(conn: sqlite3.Connection) -> float:
-    return round(conn.execute(MART_SQL).fetchone()[0], 2)
+    usd: float = conn.execute(MART_SQL).fetchone()[0]
+    return round(usd, 2)
 
 
 class GateWorld:
@@ -163,7 +164,7 @@ class GateWorld:
         self._first_entries: dict[str, LogEntry] = {}  # case digest -> its log's entry 0
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
-        self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
+        self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
             "read_contract": self.read_contract,
             "list_batches": self.list_batches,
             "profile_batch": self.profile_batch,
@@ -205,10 +206,15 @@ class GateWorld:
         self._reset_state()
 
     @property
-    def case(self) -> Case:
+    def prepared_case(self) -> PreparedCase:
+        """The prepared data of the case of the last reset."""
         if self.prepared is None:
             raise RuntimeError("reset the world with a case first")
-        return self.prepared.case
+        return self.prepared
+
+    @property
+    def case(self) -> Case:
+        return self.prepared_case.case
 
     # -- the kernel's Desk protocol ------------------------------------------------
     @property
@@ -219,7 +225,7 @@ class GateWorld:
     def finished(self) -> bool:
         return self.report is not None
 
-    def call(self, call: ToolCall) -> dict[str, Any]:
+    def call(self, call: ToolCall) -> Mapping[str, Any]:
         return self._handlers[call.name](**call.args)
 
     def mart_usd(self) -> float:
@@ -261,21 +267,21 @@ class GateWorld:
             return self._refuse(action, args, f"unknown batch {batch_id!r}; list_batches gives the ids")
         return None
 
-    def read_contract(self) -> dict[str, Any]:
+    def read_contract(self) -> Mapping[str, Any]:
         self.ledger.append("read_contract", {}, True)
         return self.case.contract
 
-    def list_batches(self) -> dict[str, Any]:
+    def list_batches(self) -> Mapping[str, Any]:
         self.ledger.append("list_batches", {}, True)
-        return self.prepared.listing
+        return self.prepared_case.listing
 
-    def profile_batch(self, batch_id: str) -> dict[str, Any]:
+    def profile_batch(self, batch_id: str) -> Mapping[str, Any]:
         args = {"batch_id": batch_id}
         refused = self._unknown("profile_batch", args, batch_id)
         if refused:
             return refused
         self.ledger.append("profile_batch", args, True)
-        return self.prepared.profile(self.case.batch(batch_id))
+        return self.prepared_case.profile(self.case.batch_index[batch_id])
 
     def run_sql(self, query: str) -> dict[str, Any]:
         try:
@@ -292,7 +298,7 @@ class GateWorld:
             return refused
         if batch_id in self.quarantined:
             return self._refuse("load_batch", args, f"batch {batch_id!r} is quarantined and cannot be loaded")
-        batch = self.case.batch(batch_id)
+        batch = self.case.batch_index[batch_id]
         orphans = self.orphans_now(batch)
         rows = len(batch.rows)
         # Logged before it takes effect: the warehouse never holds rows the log does not show.
@@ -303,7 +309,7 @@ class GateWorld:
     def insert(self, batch: StagingBatch) -> None:
         """The loader itself: every row goes in, whatever it holds."""
         with transaction(self.conn):
-            self.conn.executemany(_INSERT[batch.table], self.prepared.inserts[batch.batch_id])
+            self.conn.executemany(_INSERT[batch.table], self.prepared_case.inserts[batch.batch_id])
         self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
 
     def orphans_now(self, batch: StagingBatch) -> int:
@@ -314,14 +320,15 @@ class GateWorld:
             f'SELECT COUNT(*) FROM "{batch.staging_table}" WHERE customer_id NOT IN'
             " (SELECT customer_id FROM wh_customers)"
         )
-        return self.conn.execute(query).fetchone()[0]
+        count: int = self.conn.execute(query).fetchone()[0]
+        return count
 
     def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
         args = {"batch_id": batch_id, "column": column, "defect_type": defect_type}
         refused = self._unknown("quarantine_batch", args, batch_id)
         if refused:
             return refused
-        table = self.case.batch(batch_id).table
+        table = self.case.batch_index[batch_id].table
         if defect_type not in DEFECT_TYPES:
             return self._refuse(
                 "quarantine_batch", args, f"{defect_type!r} is not a defect type; read_contract lists them"

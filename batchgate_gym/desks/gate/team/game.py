@@ -91,7 +91,7 @@ class TeamGame:
                 self.world.ledger.entries,
                 self.agents,
                 self.world.mart_usd(),
-                self.world.prepared.reference_mart,
+                self.world.prepared_case.reference_mart,
             )
         return outcome
 

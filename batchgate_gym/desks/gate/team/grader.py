@@ -100,7 +100,7 @@ def replay_team(
         if len(log) < 2 or log[1]["action"] != ASSIGN_ACTION:
             raise LogIntegrityError("entry 1: a team log deals the agents their lists first")
         agents = list(log[1]["args"]["lists"])
-        return grade_team(case, log, agents, world.mart_usd(), world.prepared.reference_mart)
+        return grade_team(case, log, agents, world.mart_usd(), world.prepared_case.reference_mart)
 
     return replay_log(
         entries,
@@ -116,7 +116,7 @@ def _inspected_by_first_actor(
     facts: EpisodeFacts, per_agent: Mapping[str, EpisodeFacts], entries: Iterable[Entry]
 ) -> set[str]:
     """Batches whose first load or quarantine came from an agent that had looked at them."""
-    first_actor: dict[str, str] = {}
+    first_actor: dict[str, str | None] = {}  # None: an entry that names no agent
     for entry in entries:
         action, args, executed = entry_parts(entry)
         if executed and action in ("load_batch", "quarantine_batch"):
@@ -124,7 +124,9 @@ def _inspected_by_first_actor(
     return {
         batch_id
         for batch_id in facts.acted
-        if first_actor[batch_id] in per_agent and batch_id in per_agent[first_actor[batch_id]].inspected_first
+        if (actor := first_actor[batch_id]) is not None
+        and actor in per_agent
+        and batch_id in per_agent[actor].inspected_first
     }
 
 
@@ -153,7 +155,7 @@ def _contribution(
         loaded=tuple(loaded),
         quarantined=tuple(quarantined),
         claimed=tuple(args["batch_id"] for args in _executed(own, "claim_batch")),
-        bad_batches_loaded=sum(case.batch(b).truth.defective for b in loaded),
+        bad_batches_loaded=sum(case.batch_index[b].truth.defective for b in loaded),
         repeat_loads=_repeat_loads(agent, entries),
         orphan_loads=sum(1 for args in _executed(own, "load_batch") if args["orphan_rows"]),
         wrong_citations=tuple(
@@ -165,7 +167,7 @@ def _contribution(
 
 def _counts(case: Case, batch_id: str, citation: Citation) -> bool:
     """Whether a quarantine cites a real defect the batch's truth accepts."""
-    truth = case.batch(batch_id).truth
+    truth = case.batch_index[batch_id].truth
     return truth.defective and citation in truth.citations
 
 

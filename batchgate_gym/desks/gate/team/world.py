@@ -33,6 +33,8 @@ def agent_names(n_agents: int) -> tuple[str, ...]:
 class TeamWorld(GateWorld):
     """The shared warehouse and the nine team tools; calls are made *as* an agent."""
 
+    ledger: AttributedLedger  # every ledger of this world comes from new_ledger below
+
     def __init__(
         self, agents: Sequence[str], budget: SqlBudget | None = None, log_key: bytes | None = None
     ) -> None:
@@ -79,7 +81,7 @@ class TeamWorld(GateWorld):
     def finished_for(self, agent: str) -> bool:
         return agent in self.reports
 
-    def call_as(self, agent: str, call: ToolCall) -> dict[str, Any]:
+    def call_as(self, agent: str, call: ToolCall) -> Mapping[str, Any]:
         with self.ledger.acting(agent):
             return self._handlers[call.name](**call.args)
 
@@ -106,10 +108,10 @@ class TeamWorld(GateWorld):
     # -- the tools whose meaning depends on the agent ---------------------------------
     def list_batches(self) -> dict[str, Any]:
         self.ledger.append("list_batches", {}, True)
-        listed = {entry["batch_id"]: entry for entry in self.prepared.listing["batches"]}
+        listed = {entry["batch_id"]: entry for entry in self.prepared_case.listing["batches"]}
         return {
             "batches": [dict(listed[batch_id]) for batch_id in self.lists[self.acting]],
-            "staging": [self._board_entry(entry) for entry in self.prepared.listing["batches"]],
+            "staging": [self._board_entry(entry) for entry in self.prepared_case.listing["batches"]],
         }
 
     def _board_entry(self, entry: dict[str, Any]) -> dict[str, Any]:
