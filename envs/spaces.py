@@ -37,11 +37,14 @@ class AsciiText(spaces.Text):
 
     def decode(self, values: np.ndarray) -> str:
         kept = values[values < len(self.character_set)]
-        return self._codes[kept].tobytes().decode("ascii")
+        raw: bytes = self._codes[kept].tobytes()
+        return raw.decode("ascii")
 
 
+# Gymnasium types flatten's fallback as ``(space: Space[T], x: T)``; mypy's singledispatch
+# check cannot solve that T for a registered subclass, though Text is a Space[str].
 @flatten.register(AsciiText)
-def _flatten_ascii(space: AsciiText, x: str) -> np.ndarray:
+def _flatten_ascii(space: AsciiText, x: str) -> np.ndarray:  # type: ignore[misc]
     return space.encode(x)
 
 

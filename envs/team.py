@@ -82,8 +82,15 @@ _CASE_OPTIONS = frozenset(
         "defects_per_batch",
     }
 )
-_METADATA = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+_METADATA: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
 MAX_AGENTS = 12
+
+
+def _is_probability(value: object) -> bool:
+    """A real number (not a bool) in [0, 1]; NaN is not."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return False
+    return value <= 1 and not value < 0  # numbers.Real declares only < and <=
 
 
 class _TeamSetup:
@@ -109,9 +116,9 @@ class _TeamSetup:
         )
         n_agents = check_int("n_agents", n_agents, 1, MAX_AGENTS)
         batches_per_agent = check_int("batches_per_agent", batches_per_agent, 1, MAX_BATCHES)
-        if isinstance(overlap, bool) or not isinstance(overlap, Real) or not 0.0 <= overlap <= 1.0:
+        if not _is_probability(overlap):
             raise ValueError(f"overlap is a probability: a number in [0, 1], not {overlap!r}")
-        knobs = {}
+        knobs: dict[str, int] = {}
         if cases is None:
             knobs["batches"] = batches_per_agent * n_agents
             if not MIN_BATCHES <= knobs["batches"] <= MAX_BATCHES:
@@ -259,7 +266,7 @@ class TeamGateParallelEnv(_TeamSetup, ParallelEnv):
         return observations, {agent: {"turn": 0, "calls": 0} for agent in self.agents}
 
     def step(self, actions: Mapping[str, object]) -> tuple[dict, dict, dict, dict, dict]:
-        if not self.agents:
+        if not self.agents or self.np_random is None:  # a reset seeds np_random, then deals agents
             raise RuntimeError("the episode is over; reset before stepping again")
         live = [agent for agent in self.agents if not self.game.done(agent)]
         infos: dict[str, dict[str, Any]] = {}

@@ -31,7 +31,10 @@ CaseT_co = TypeVar("CaseT_co", covariant=True)
 
 
 class DeskWorld(Desk, Protocol):
-    """A desk the environment can set up again for each case."""
+    """A desk the environment can set up again for each case, with a full log to export."""
+
+    @property
+    def ledger(self) -> Ledger: ...
 
     def reset(self, case: Any) -> None: ...
 
@@ -179,7 +182,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         return observation, {"turn": 0, "calls": 0}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if self.episode is None:
+        if self.episode is None or self.case is None:  # reset sets both
             raise RuntimeError("call reset() before step()")
         outcome = self.episode.step(action)
         info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}

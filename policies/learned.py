@@ -71,7 +71,7 @@ class ModelChooser:
     model's training environments, so it pickles to worker processes and Ray."""
 
     def __init__(self, model: ModelLike, *, deterministic: bool = True) -> None:
-        self.network: Predictor = getattr(model, "policy", model)
+        self.network: Predictor = model.policy if hasattr(model, "policy") else model
         self.deterministic = deterministic
         self.masked = "action_masks" in _parameters(self.network.predict)
 

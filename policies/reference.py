@@ -51,6 +51,8 @@ class ReportingPolicy:
     def _record(self, observation: str, parsed: list[tuple[str, dict[str, Any]]] | None = None) -> None:
         parsed = results(observation) if parsed is None else parsed
         for (tool, batch_id), (_name, result) in zip(self.sent, parsed, strict=False):
+            if batch_id is None:
+                continue  # not a call about one batch
             if tool == "load_batch" and result.get("status") == "loaded":
                 self.loaded.append(batch_id)
             elif tool == "quarantine_batch" and result.get("status") == "quarantined":
@@ -116,6 +118,13 @@ class CarefulPolicy(ReportingPolicy):
         decision = self._decide(parsed) if self.current else []
         return self._next(decision)
 
+    @property
+    def checking(self) -> dict[str, Any]:
+        """The listed batch whose check is under way."""
+        if self.current is None:
+            raise RuntimeError("no batch is being checked")
+        return self.current
+
     def check_order(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Customers before orders, otherwise in listed order (sorted is stable)."""
         return sorted(listed, key=lambda b: LOAD_ORDER[b["table"]])
@@ -125,7 +134,7 @@ class CarefulPolicy(ReportingPolicy):
         if not checks:
             raise ValueError("no run_sql result in the observation")
         check = checks[-1]
-        batch_id = self.current["batch_id"]
+        batch_id = self.checking["batch_id"]
         if "error" in check:
             hint = ""
             if "budget" in check["error"]:

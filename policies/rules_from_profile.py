@@ -32,7 +32,9 @@ def _outside(column: dict[str, Any], allowed: list[str]) -> bool:
 
 def _repeats(profile: Profile, column: str) -> bool:
     stats = profile["columns"][column]
-    return stats["n_distinct"] + stats["n_null"] < profile["rows"]
+    seen: int = stats["n_distinct"] + stats["n_null"]
+    rows: int = profile["rows"]
+    return seen < rows
 
 
 def _is_date(text: str | None) -> bool:

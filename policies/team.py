@@ -80,15 +80,15 @@ class CarefulWithClaims(CarefulPolicy):
         if "error" in check or _ORPHANS not in check.get("columns", []):
             return False
         orphans = check["rows"][0][check["columns"].index(_ORPHANS)]
-        return bool(orphans) and self.rechecked != self.current["batch_id"]
+        return bool(orphans) and self.rechecked != self.checking["batch_id"]
 
     def _poll_or_recheck(self, observation: str) -> str:
         board = result_of(observation, "list_batches")["staging"]
         if any(_pending_customers(entry) for entry in board):
             return self._send(call("list_batches"))
         self.stage = "checking"
-        self.rechecked = self.current["batch_id"]
-        return self._send(call("run_sql", query=check_query(self.current, self.contract)))
+        self.rechecked = self.checking["batch_id"]
+        return self._send(call("run_sql", query=check_query(self.checking, self.contract)))
 
 
 def _pending_customers(entry: dict[str, Any]) -> bool:

@@ -55,7 +55,7 @@ class StagedPolicy(ReportingPolicy):
         if any(tool == "read_contract" for tool, _ in self.sent):
             self.contract = result_of(observation, "read_contract")
         for tool, batch_id in self.sent:
-            if tool == "profile_batch":
+            if tool == "profile_batch" and batch_id is not None:
                 found = [
                     r for r in _results_of(observation, "profile_batch") if r.get("batch_id") == batch_id
                 ]
