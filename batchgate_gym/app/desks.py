@@ -28,7 +28,11 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .evaluate import EpisodeResult  # evaluate imports this module
 
 __all__ = ["Desk", "Metric", "TeamGame", "get", "names", "register", "unregister"]
 
@@ -76,7 +80,7 @@ class TeamGame:
     make_env: Callable[..., Any]
     policies: Callable[[], Mapping[str, Any]]
     solo: str
-    result: Callable[[int, Mapping[str, Mapping[str, Any]]], Any]
+    result: Callable[[int, Mapping[str, Mapping[str, Any]]], EpisodeResult]
     mishaps: tuple[tuple[str, str], ...] = ()
     case_of: Callable[[Any], Any] = lambda env: env.unwrapped.game.case
 
@@ -89,7 +93,7 @@ class Desk:
     description: str
     make_env: Callable[..., Any]
     terms: tuple[str, ...]
-    weights: Mapping[str, float]
+    weights: Mapping[str, Fraction]
     reference_policies: Mapping[str, Any]
     default_policies: tuple[str, ...]
     env_id: str | None = None

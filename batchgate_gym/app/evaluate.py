@@ -159,12 +159,11 @@ class _CallablePolicy:
 
 
 def as_policy(policy: PolicyLike) -> Policy:
-    if isinstance(policy, type):
-        policy = policy()
-    if hasattr(policy, "act") and hasattr(policy, "reset"):
-        return policy
-    if callable(policy):
-        return _CallablePolicy(policy)
+    built = policy() if isinstance(policy, type) else policy
+    if isinstance(built, Policy):  # has reset and act
+        return built
+    if callable(built):
+        return _CallablePolicy(built)
     raise TypeError("a policy needs reset(observation, info) and act(observation), or must be callable")
 
 

@@ -55,6 +55,7 @@ def play(
     desk: desks.Desk | str = "gate",
 ) -> dict[str, Any]:
     """One episode driven by a person; returns the last step's info (with the score if it ended)."""
+    info: dict[str, Any]  # Gymnasium's reset and step info
     observation, info = env.reset(**reset_kwargs)
     write(observation)
     write(f"\nOne action per line; {QUIT} stops without a report.")

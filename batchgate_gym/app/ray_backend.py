@@ -32,8 +32,8 @@ def ensure_ray() -> Any:
         raise ImportError("backend='ray' needs Ray: pip install 'batchgate_gym[ray]'") from error
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS") or None
-        local = {} if address else {"include_dashboard": False}
-        ray.init(address=address, log_to_driver=False, **local)
+        # No dashboard for a local cluster; a remote one keeps Ray's default (None).
+        ray.init(address=address, log_to_driver=False, include_dashboard=None if address else False)
     return ray
 
 

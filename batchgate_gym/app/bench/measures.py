@@ -151,7 +151,7 @@ def vector_throughput(kind: str, size: int, config: BenchConfig) -> dict[str, fl
     vec = vector_class([eval_env] * size)
     policies = [CarefulPolicy() for _ in range(size)]
     observations, _ = vec.reset(seed=0)
-    state = {"obs": tuple(observations), "pending": [False] * size, "episodes": 0}
+    state: dict[str, Any] = {"obs": tuple(observations), "pending": [False] * size, "episodes": 0}
     for policy, observation in zip(policies, state["obs"], strict=True):
         policy.reset(observation, {})
 
