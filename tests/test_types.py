@@ -1,74 +1,87 @@
 """The package type-checks clean under the mypy settings in pyproject.toml.
 
-mypy finds modules by walking directories: it cannot follow setup.cfg's
-``package_dir`` mapping nor the import hook of an editable install, so run over
-the tree it would name ``envs/`` and ``policies/`` as top-level packages and lose
-every import of ``batchgate_gym.envs`` or ``batchgate_gym.policies``. This test
-hands mypy each source file under its installed module name instead. Run it
-alone with ``python tests/test_types.py``; the cache is the usual ``.mypy_cache``.
+mypy finds modules by walking directories and knows neither setup.cfg's
+``package_dir`` mapping nor the import hook of an editable install: run over the
+checkout, it would call ``envs/`` and ``policies/`` top-level packages and lose
+every import of ``batchgate_gym.envs`` or ``batchgate_gym.policies``. So the test
+lays out the installed shape in a temporary folder (links to the package's files,
+with ``envs`` and ``policies`` inside it, as setup.cfg maps them) and runs mypy's
+public API there. Run it alone with ``python tests/test_types.py``.
 """
 
 from __future__ import annotations
 
 import configparser
+import os
 import sys
+import tempfile
 from pathlib import Path
 
-from mypy import build
-from mypy.errors import CompileError
-from mypy.main import process_options
-from mypy.modulefinder import BuildSource
+from mypy import api
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "batchgate_gym"
 
 
-def package_dirs() -> dict[str, Path]:
-    """Each installed package root and its directory: the package, then setup.cfg's ``package_dir``."""
+def mapped_dirs() -> dict[str, Path]:
+    """setup.cfg's ``package_dir``: installed subpackage name -> folder in the checkout."""
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
-    mapped = {PACKAGE: ROOT / PACKAGE}
+    mapped = {}
     for line in config["options"]["package_dir"].strip().splitlines():
         name, _, directory = line.partition("=")
         mapped[name.strip()] = ROOT / directory.strip()
     return mapped
 
 
-def sources() -> list[BuildSource]:
-    found = []
-    for package, directory in package_dirs().items():
-        for path in sorted(directory.rglob("*.py")):
-            parts = path.relative_to(directory).with_suffix("").parts
-            module = ".".join((package, *(part for part in parts if part != "__init__")))
-            found.append(BuildSource(str(path), module))
-    return found
+def installed_shape(into: Path) -> Path:
+    """``into/batchgate_gym``: links to the package's entries and to the mapped subpackages."""
+    package = into / PACKAGE
+    package.mkdir()
+    for entry in (ROOT / PACKAGE).iterdir():
+        if entry.name != "__pycache__":
+            (package / entry.name).symlink_to(entry)
+    for name, directory in mapped_dirs().items():
+        (package / name.removeprefix(PACKAGE + ".")).symlink_to(directory)
+    return package
 
 
-def run_mypy() -> list[str]:
-    """mypy's messages for the whole package (none when it is clean)."""
-    found = sources()
-    _, options = process_options(
-        ["--config-file", str(ROOT / "pyproject.toml"), *(source.path or "" for source in found)]
-    )
-    options.cache_dir = str(ROOT / ".mypy_cache")
-    try:
-        return build.build(found, options).errors
-    except CompileError as error:  # a blocking error (syntax, a module found twice)
-        return error.messages
+def run_mypy() -> tuple[str, int]:
+    """mypy's report and exit status for the whole package, as installed."""
+    with tempfile.TemporaryDirectory() as folder:
+        installed_shape(Path(folder))
+        here = os.getcwd()
+        os.chdir(folder)
+        try:
+            out, err, status = api.run(
+                [
+                    "--config-file",
+                    str(ROOT / "pyproject.toml"),
+                    "--cache-dir",
+                    str(ROOT / ".mypy_cache"),
+                    "-p",
+                    PACKAGE,
+                ]
+            )
+        finally:
+            os.chdir(here)
+    return out + err, status
 
 
-def test_package_sources_are_all_given() -> None:
-    names = {source.module for source in sources()}
-    assert {f"{PACKAGE}.kernel.episode", f"{PACKAGE}.envs.team", f"{PACKAGE}.policies.learned"} <= names
-    assert not any(name.startswith(("envs", "policies")) for name in names)
+def test_the_installed_shape_names_envs_and_policies_inside_the_package(tmp_path: Path) -> None:
+    package = installed_shape(tmp_path)
+    assert (package / "envs" / "team.py").resolve() == ROOT / "envs" / "team.py"
+    assert (package / "policies" / "learned.py").resolve() == ROOT / "policies" / "learned.py"
+    assert (package / "kernel" / "episode.py").resolve() == ROOT / PACKAGE / "kernel" / "episode.py"
 
 
 def test_mypy_is_clean() -> None:
-    messages = run_mypy()
-    assert not messages, "mypy found problems:\n" + "\n".join(messages)
+    report, status = run_mypy()
+    assert status == 0, "mypy found problems:\n" + report
+    assert "Success" in report and "source files" in report
 
 
 if __name__ == "__main__":
-    problems = run_mypy()
-    print("\n".join(problems) or "mypy: no problems")
-    sys.exit(1 if problems else 0)
+    report, status = run_mypy()
+    print(report)
+    sys.exit(status)
