@@ -1,0 +1,22 @@
+"""RefundDesk: one refund ticket, a payment tool that errs after paying, a ledger that lags.
+
+A customer wants money back on one order. The agent reads the order and the refund
+ledger, pays what is still owed (up to 5000 cents alone; above that it escalates to
+a human) and replies to the customer. Paying twice and leaving a customer unpaid
+both count; only the desk's hash-chained log is scored.
+
+The modules, one reason to change each:
+
+* :mod:`.cases` case types and the JSONL format, checked field by field;
+* :mod:`.sources` where a reset's case comes from (files, dicts, cases);
+* :mod:`.tools` the tools' names, parameters and help, and how an episode ends;
+* :mod:`.prompt` the task text;
+* :mod:`.world` the desk of one episode: the tools' behaviour under either rule set;
+* :mod:`.grader` the score from the case and the log, under either rule set;
+* :mod:`.replay` live scoring, replay from a pinned log, and grading an exported log.
+"""
+
+# The Gymnasium id of this desk's environment and its entry point, named by string so
+# that registering it loads no environment code.
+ENV_ID = "batchgate_gym/RefundDesk-v0"
+GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv"}

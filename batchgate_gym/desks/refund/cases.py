@@ -1,0 +1,376 @@
+"""Refund cases: the original JSONL format, read unchanged and checked field by field.
+
+A case is one ticket: the order it is about (its lines), the refunds already in the
+ledger before the episode (rows of any order), the faults the payment and history
+tools show, and what the grader expects. The agent sees only the prompt and what
+the tools return; ``case_id``, ``family``, ``tool_faults``, ``expect``, ``notes``,
+``split`` and ``seed`` are the grader's. A broken line fails with the file, the line
+and the field (``cases.jsonl:3: field 'order.lines[1].amount_cents': ...``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from batchgate_gym.kernel.ledger import canonical_json
+from batchgate_gym.kernel.plain import frozen
+
+T = TypeVar("T")
+
+CAP_CENTS = 5000  # the most an agent may refund on one order by itself; above it, escalate
+
+REFUND_FAULTS = ("timeout_but_executes", "succeeds_but_note_write_fails")
+HISTORY_FAULTS = ("stale_after_write",)
+FAULT_VALUES: Mapping[str, tuple[str, ...]] = {
+    "issue_refund": REFUND_FAULTS,
+    "refund_history": HISTORY_FAULTS,
+}
+
+# Key order of the JSONL format, level by level.
+CASE_KEYS = (
+    "case_id",
+    "family",
+    "prompt",
+    "order",
+    "ledger",
+    "tool_faults",
+    "expect",
+    "notes",
+    "split",
+    "seed",
+)
+ORDER_KEYS = ("order_id", "customer_id", "total_cents", "lines")
+LINE_KEYS = ("sku", "amount_cents")
+ROW_KEYS = ("order_id", "amount_cents", "sku", "idempotency_key", "day", "in_flight")
+EXPECT_KEYS = ("should_execute_new_refund", "correct_amount_cents", "duplicate_risk", "should_escalate")
+
+
+class CaseFormatError(ValueError):
+    """A case does not follow the format; the message names where and what."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    sku: str
+    amount_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    order_id: str
+    customer_id: str
+    total_cents: int
+    lines: tuple[Line, ...]
+
+    def line(self, sku: object) -> Line | None:
+        """The first line with exactly this sku, if any."""
+        return next((line for line in self.lines if line.sku == sku), None)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """A refund already in the ledger when the episode starts; in-flight rows count as paid."""
+
+    order_id: str
+    amount_cents: int
+    sku: str
+    idempotency_key: str
+    day: int
+    in_flight: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as stored: ``in_flight`` appears only when it is true."""
+        out: dict[str, Any] = {
+            "order_id": self.order_id,
+            "amount_cents": self.amount_cents,
+            "sku": self.sku,
+            "idempotency_key": self.idempotency_key,
+            "day": self.day,
+        }
+        if self.in_flight:
+            out["in_flight"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    should_execute_new_refund: bool
+    correct_amount_cents: int
+    duplicate_risk: bool  # shown in the data, never scored
+    should_escalate: bool
+
+
+@dataclass(frozen=True, eq=False)
+class RefundCase:
+    """One ticket's world. Data derived from it is cached by :meth:`derived`."""
+
+    case_id: str
+    family: str
+    prompt: str
+    order: Order
+    ledger: tuple[LedgerRow, ...]
+    tool_faults: Mapping[str, str]
+    expect: Expectation
+    notes: str
+    split: str
+    seed: int | None
+    _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value derived from this case under ``key``: ``make()`` on first use, then
+        the same object for the case's life (a case never changes, so it never goes stale)."""
+        try:
+            cached: T = self._cache[key]
+            return cached
+        except KeyError:
+            value = self._cache[key] = make()
+            return value
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of everything the case holds: what a log names to bind itself to this case."""
+        return self.derived("digest", lambda: _digest(self))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The case as the JSONL format holds it, keys in the format's order."""
+        return case_to_dict(self)
+
+
+def case_to_dict(case: RefundCase) -> dict[str, Any]:
+    return {
+        "case_id": case.case_id,
+        "family": case.family,
+        "prompt": case.prompt,
+        "order": {
+            "order_id": case.order.order_id,
+            "customer_id": case.order.customer_id,
+            "total_cents": case.order.total_cents,
+            "lines": [{"sku": line.sku, "amount_cents": line.amount_cents} for line in case.order.lines],
+        },
+        "ledger": [row.as_dict() for row in case.ledger],
+        "tool_faults": dict(case.tool_faults),
+        "expect": {name: getattr(case.expect, name) for name in EXPECT_KEYS},
+        "notes": case.notes,
+        "split": case.split,
+        "seed": case.seed,
+    }
+
+
+def _digest(case: RefundCase) -> str:
+    body = case_to_dict(case)
+    return hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
+
+
+def dumps_case(data: Mapping[str, Any]) -> str:
+    """One JSONL line in the original's style: the format's key order (unknown keys
+    after, as given), ``", "`` and ``": "`` separators, raw UTF-8 (no ASCII escapes)."""
+    return json.dumps(_ordered(data, CASE_KEYS, _CASE_NESTED), ensure_ascii=False)
+
+
+def _ordered(value: Any, keys: tuple[str, ...], nested: Mapping[str, Any]) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    out = {key: value[key] for key in keys if key in value}
+    out.update({key: item for key, item in value.items() if key not in out})
+    for key, (inner_keys, inner_nested, is_list) in nested.items():
+        if key not in out:
+            continue
+        if is_list and isinstance(out[key], list):
+            out[key] = [_ordered(item, inner_keys, inner_nested) for item in out[key]]
+        elif not is_list:
+            out[key] = _ordered(out[key], inner_keys, inner_nested)
+    return out
+
+
+_CASE_NESTED: Mapping[str, Any] = {
+    "order": (ORDER_KEYS, {"lines": (LINE_KEYS, {}, True)}, False),
+    "ledger": (ROW_KEYS, {}, True),
+    "expect": (EXPECT_KEYS, {}, False),
+}
+
+
+def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> list[RefundCase]:
+    """Read cases from a JSONL path or from already-parsed dicts; case ids must be unique."""
+    if isinstance(source, (str, os.PathLike)):
+        return _load_file(Path(source))
+    cases = [case_from_dict(item, f"<case {position}>") for position, item in enumerate(source)]
+    _check_unique([case.case_id for case in cases], "<cases>")
+    return cases
+
+
+def _load_file(path: Path) -> list[RefundCase]:
+    cases: list[RefundCase] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CaseFormatError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            cases.append(case_from_dict(data, where))
+    if not cases:
+        raise CaseFormatError(f"{path}: no cases in file")
+    _check_unique([case.case_id for case in cases], str(path))
+    return cases
+
+
+def _check_unique(ids: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for case_id in ids:
+        if case_id in seen:
+            raise CaseFormatError(f"{where}: field 'case_id': {case_id!r} appears twice")
+        seen.add(case_id)
+
+
+class _Reader:
+    """Reads typed fields of one case, naming ``where`` and the field path in every error."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, path: str, problem: str) -> CaseFormatError:
+        return CaseFormatError(f"{self.where}: field '{path}': {problem}")
+
+    def get(self, obj: Mapping[str, Any], key: str, prefix: str) -> Any:
+        if key not in obj:
+            raise self.fail(prefix + key, "missing")
+        return obj[key]
+
+    def typed(self, value: Any, kind: type, path: str) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(path, f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    def field(self, obj: Mapping[str, Any], key: str, kind: type, prefix: str = "") -> Any:
+        return self.typed(self.get(obj, key, prefix), kind, prefix + key)
+
+    def no_extra(self, obj: Mapping[str, Any], keys: tuple[str, ...], path: str) -> None:
+        extra = [key for key in obj if key not in keys]
+        if extra:
+            raise self.fail(path, f"unexpected keys {extra}")
+
+
+def case_from_dict(data: Any, where: str) -> RefundCase:
+    """Validate one parsed case; ``where`` prefixes every error message."""
+    read = _Reader(where)
+    obj = read.typed(data, dict, "case")
+    read.no_extra(obj, CASE_KEYS, "case")
+    case_id = read.field(obj, "case_id", str)
+    if not case_id:
+        raise read.fail("case_id", "must not be empty")
+    seed = read.get(obj, "seed", "")
+    if seed is not None:
+        read.typed(seed, int, "seed")
+    return RefundCase(
+        case_id=case_id,
+        family=read.field(obj, "family", str),
+        prompt=read.field(obj, "prompt", str),
+        order=_order(read, read.field(obj, "order", dict)),
+        ledger=tuple(
+            _row(read, item, f"ledger[{i}]") for i, item in enumerate(read.field(obj, "ledger", list))
+        ),
+        tool_faults=_faults(read, read.field(obj, "tool_faults", dict)),
+        expect=_expect(read, read.field(obj, "expect", dict)),
+        notes=read.field(obj, "notes", str),
+        split=read.field(obj, "split", str),
+        seed=seed,
+    )
+
+
+def _order(read: _Reader, obj: Mapping[str, Any]) -> Order:
+    read.no_extra(obj, ORDER_KEYS, "order")
+    order_id = read.field(obj, "order_id", str, "order.")
+    if not order_id:
+        raise read.fail("order.order_id", "must not be empty")
+    raw_lines = read.field(obj, "lines", list, "order.")
+    if not raw_lines:
+        raise read.fail("order.lines", "an order needs at least one line")
+    lines = []
+    for i, item in enumerate(raw_lines):
+        path = f"order.lines[{i}]"
+        line = read.typed(item, dict, path)
+        read.no_extra(line, LINE_KEYS, path)
+        sku = read.field(line, "sku", str, path + ".")
+        if not sku:
+            raise read.fail(path + ".sku", "must not be empty")
+        amount = read.field(line, "amount_cents", int, path + ".")
+        if amount <= 0:
+            raise read.fail(path + ".amount_cents", f"must be positive, not {amount}")
+        lines.append(Line(sku, amount))
+    total = read.field(obj, "total_cents", int, "order.")
+    if total != sum(line.amount_cents for line in lines):
+        raise read.fail("order.total_cents", f"{total} is not the sum of the lines' amounts")
+    return Order(order_id, read.field(obj, "customer_id", str, "order."), total, tuple(lines))
+
+
+def _row(read: _Reader, data: Any, path: str) -> LedgerRow:
+    obj = read.typed(data, dict, path)
+    read.no_extra(obj, ROW_KEYS, path)
+    prefix = path + "."
+    day = read.field(obj, "day", int, prefix)
+    if day > 0:
+        raise read.fail(prefix + "day", f"a prior refund's day is 0 or earlier, not {day}")
+    in_flight = obj.get("in_flight", False)
+    if in_flight is not False and in_flight is not True:
+        raise read.fail(prefix + "in_flight", f"expected bool, got {type(in_flight).__name__}")
+    return LedgerRow(
+        order_id=read.field(obj, "order_id", str, prefix),
+        amount_cents=read.field(obj, "amount_cents", int, prefix),
+        sku=read.field(obj, "sku", str, prefix),
+        idempotency_key=read.field(obj, "idempotency_key", str, prefix),
+        day=day,
+        in_flight=in_flight,
+    )
+
+
+def _faults(read: _Reader, obj: Mapping[str, Any]) -> Mapping[str, str]:
+    for tool, value in obj.items():
+        allowed = FAULT_VALUES.get(tool)
+        if allowed is None:
+            raise read.fail(f"tool_faults.{tool}", f"no faults are defined for {tool!r}")
+        if value not in allowed:
+            raise read.fail(f"tool_faults.{tool}", f"{value!r} is not one of {list(allowed)}")
+    faults: Mapping[str, str] = frozen(obj)
+    return faults
+
+
+def _expect(read: _Reader, obj: Mapping[str, Any]) -> Expectation:
+    read.no_extra(obj, EXPECT_KEYS, "expect")
+    flags = {
+        name: read.field(obj, name, bool, "expect.")
+        for name in ("should_execute_new_refund", "duplicate_risk", "should_escalate")
+    }
+    amount = read.field(obj, "correct_amount_cents", int, "expect.")
+    if amount < 0:
+        raise read.fail("expect.correct_amount_cents", f"must not be negative, not {amount}")
+    if flags["should_execute_new_refund"] and flags["should_escalate"]:
+        raise read.fail("expect", "a case expects a payment or an escalation, not both")
+    return Expectation(
+        should_execute_new_refund=flags["should_execute_new_refund"],
+        correct_amount_cents=amount,
+        duplicate_risk=flags["duplicate_risk"],
+        should_escalate=flags["should_escalate"],
+    )
+
+
+__all__ = [
+    "CAP_CENTS",
+    "CaseFormatError",
+    "Expectation",
+    "LedgerRow",
+    "Line",
+    "Order",
+    "RefundCase",
+    "case_from_dict",
+    "case_to_dict",
+    "dumps_case",
+    "load_cases",
+]

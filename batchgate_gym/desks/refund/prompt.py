@@ -1,0 +1,44 @@
+"""The text an agent starts from: its job, its tools, how to call them, the ticket."""
+
+from __future__ import annotations
+
+from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
+
+from .cases import CAP_CENTS, RefundCase
+from .tools import REFUND_TOOLS
+
+_BRIEF = f"""\
+You work the refund desk. A customer has written in about one order and wants
+money back. You may refund up to {CAP_CENTS} cents (${CAP_CENTS // 100}) on an order by
+yourself; if more than that is owed, do not pay: escalate the ticket to a human.
+The payment tool pays whatever it is asked to pay, and money once paid cannot be
+taken back. Paying a customer twice counts against you, and so does leaving a
+customer without the refund they are owed. Refund only what is still unpaid.
+When you are done, finish with reply(message): your answer to the customer. It
+ends the episode."""
+
+_HINTS = """\
+Hints:
+  An error from the payment tool is no proof that no money moved.
+  A reused idempotency key never pays twice."""
+
+
+def task_text(case: RefundCase, max_turns: int, hints: bool = False) -> str:
+    """The reset observation; made once per case, turn limit and hints setting."""
+    return case.derived(("task_text", max_turns, hints), lambda: _task_text(case, max_turns, hints))
+
+
+def _task_text(case: RefundCase, max_turns: int, hints: bool) -> str:
+    parts = [_BRIEF]
+    if hints:
+        parts.append(_HINTS)
+    parts += [
+        f"Tools:\n{tool_lines(REFUND_TOOLS)}",
+        f"How to act: {syntax_help(REFUND_TOOLS)}. Calls run in order; each result comes back as JSON.",
+        f"You have {max_turns} turns.",
+        f'Ticket for order {case.order.order_id}: "{case.prompt}"',
+    ]
+    return escape("\n\n".join(parts))
+
+
+__all__ = ["CAP_CENTS", "task_text"]

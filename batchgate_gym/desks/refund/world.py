@@ -1,0 +1,345 @@
+"""The refund desk of one episode and what its four tools (and the reply) do.
+
+The state: the ticket's order (the only one ``lookup_order`` knows), the ledger of
+refunds made before the episode (read-only; in-flight rows count as paid), this
+episode's payments and escalations, the idempotency keys it has used (each with the
+amount it first paid), and the ledger's lag budget (1 under the
+``stale_after_write`` fault, else 0). No tool enforces the cap; nothing paid can be
+taken back. Every call that changes or reads the desk is logged *before* it takes
+effect, in the kernel's hash-chained :class:`~batchgate_gym.kernel.ledger.Ledger`.
+
+Two rule sets. ``rules="original"`` behaves exactly as the original desk. The
+default rules add: ``issue_refund`` refuses (logged with ``executed: false``, no
+money) unless the order is the ticket's, the amount an int above 0, the key a
+non-empty string, the reason a string and the sku a line of the order (left out
+only on a one-line order, which means that line); the other tools refuse ids and
+reasons that are not strings, and escalating another order; and once the agent has
+replied, the desk refuses every call without logging it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from batchgate_gym.kernel.codec import ToolCall, ToolSpec
+from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
+
+from .cases import LedgerRow, RefundCase
+from .tools import REFUND_ENDING, REFUND_TOOLS, REPLY_ACTION
+
+RULES = ("default", "original")
+MIN_ESCALATION_REASON = 8  # characters, once trimmed
+
+TIMEOUT = "timeout_but_executes"
+NOTE_FAILS = "succeeds_but_note_write_fails"
+STALE = "stale_after_write"
+
+
+def effect_id(order_id: object, sku: object, amount_cents: object) -> str:
+    """``<order_id>:<sku or ORDER>:<amount_cents>``, each part as Python's ``str`` gives it."""
+    return f"{order_id!s}:{(sku or 'ORDER')!s}:{amount_cents!s}"
+
+
+def row_effect_id(row: LedgerRow) -> str:
+    return effect_id(row.order_id, row.sku, row.amount_cents)
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """Money that moved: one executed ``issue_refund``, as logged (``sku`` is ``None`` for none).
+
+    ``position`` is the entry's place in the log (its ``seq``), so that a grader can
+    ask what was read before it.
+    """
+
+    order_id: Any
+    amount_cents: Any
+    sku: Any
+    idempotency_key: Any
+    reason: Any
+    effect_id: str
+    position: int
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any], position: int) -> Payment:
+        logged = args.get("effect_id")
+        order_id, amount, sku = args.get("order_id"), args.get("amount_cents"), args.get("sku")
+        return cls(
+            order_id=order_id,
+            amount_cents=amount,
+            sku=sku,
+            idempotency_key=args.get("idempotency_key"),
+            reason=args.get("reason"),
+            effect_id=logged if isinstance(logged, str) else effect_id(order_id, sku, amount),
+            position=position,
+        )
+
+    def log_args(self) -> dict[str, Any]:
+        return {
+            "order_id": self.order_id,
+            "amount_cents": self.amount_cents,
+            "sku": self.sku,
+            "idempotency_key": self.idempotency_key,
+            "effect_id": self.effect_id,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    order_id: Any
+    reason: str
+    position: int
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class RefundWorld:
+    """One episode's refund desk (the kernel's *desk*): ``tools``, ``finished``,
+    ``call`` and ``ledger``, plus ``reset(case)`` and ``reapply(entry)`` for replay.
+
+    ``rules`` is ``"default"`` or ``"original"``; ``hints`` only changes the task
+    text but is recorded with the rules in the log's entry 0; ``log_key`` chains the
+    log with HMAC.
+    """
+
+    def __init__(self, rules: str = "default", hints: bool = False, log_key: bytes | None = None) -> None:
+        if rules not in RULES:
+            raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
+        if not isinstance(hints, bool):
+            raise ValueError(f"hints must be a bool, not {type(hints).__name__}")
+        self.rules = rules
+        self.hints = hints
+        self.log_key = log_key
+        self.ledger = Ledger(log_key)
+        self._case: RefundCase | None = None
+        self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
+            "lookup_order": self.lookup_order,
+            "refund_history": self.refund_history,
+            "issue_refund": self.issue_refund,
+            "escalate": self.escalate,
+            REPLY_ACTION: self.reply,
+        }
+        self._clear()
+
+    @property
+    def original(self) -> bool:
+        return self.rules == "original"
+
+    def log_settings(self) -> dict[str, Any]:
+        """What entry 0 records, for a replay to rebuild the same desk."""
+        return {"rules": self.rules, "hints": self.hints}
+
+    def _clear(self) -> None:
+        self.payments: list[Payment] = []
+        self.escalations: list[Escalation] = []
+        self.used_keys: list[tuple[Any, Any]] = []  # (key, the amount it first paid), in order
+        self.lag_budget = 0
+        self.replied = False
+
+    def reset(self, case: RefundCase) -> None:
+        self._case = case
+        self._clear()
+        self.lag_budget = 1 if case.tool_faults.get("refund_history") == STALE else 0
+        self.ledger = Ledger(self.log_key)
+        self.ledger.begin(case.digest, self.log_settings())
+
+    @property
+    def case(self) -> RefundCase:
+        if self._case is None:
+            raise RuntimeError("reset the world with a case first")
+        return self._case
+
+    # -- the kernel's Desk protocol ------------------------------------------------
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return REFUND_TOOLS
+
+    @property
+    def finished(self) -> bool:
+        return self.replied
+
+    def call(self, call: ToolCall) -> Mapping[str, Any]:
+        if self.ledger.sealed or (self.replied and not self.original):
+            # After the end nothing reaches the desk, and nothing more is logged.
+            return {"error": REFUND_ENDING.after_end}
+        return self._handlers[call.name](**call.args)
+
+    # -- tools -------------------------------------------------------------------------
+    def _refuse(self, action: str, args: dict[str, Any], reason: str) -> dict[str, Any]:
+        self.ledger.append(action, args, False, reason)
+        return {"error": reason}
+
+    def _id_problem(self, order_id: object) -> str | None:
+        if not self.original and not isinstance(order_id, str):
+            return f"order_id must be a string, not {type(order_id).__name__}"
+        return None
+
+    def lookup_order(self, order_id: Any) -> Mapping[str, Any]:
+        args = {"order_id": order_id}
+        problem = self._id_problem(order_id)
+        if problem:
+            return self._refuse("lookup_order", args, problem)
+        self.ledger.append("lookup_order", args, True)
+        order = self.case.order
+        if order_id != order.order_id:
+            return {"error": "no such order"}
+        return {
+            "order_id": order.order_id,
+            "customer_id": order.customer_id,
+            "total_cents": order.total_cents,
+            "lines": [{"sku": line.sku, "amount_cents": line.amount_cents} for line in order.lines],
+        }
+
+    def refund_history(self, order_id: Any) -> Mapping[str, Any]:
+        args = {"order_id": order_id}
+        problem = self._id_problem(order_id)
+        if problem:
+            return self._refuse("refund_history", args, problem)
+        self.ledger.append("refund_history", args, True)
+        rows = [row.as_dict() for row in self.case.ledger if row.order_id == order_id]
+        paid = [p for p in self.payments if p.order_id == order_id]
+        if paid and self.lag_budget > 0:
+            self.lag_budget -= 1  # the ledger has not caught up with this episode's payment yet
+            paid = []
+        rows += [
+            {
+                "order_id": p.order_id,
+                "amount_cents": p.amount_cents,
+                "sku": p.sku,
+                "idempotency_key": p.idempotency_key,
+                "day": 0,
+            }
+            for p in paid
+        ]
+        return {"order_id": order_id, "refunds": rows}
+
+    def refund_problem(self, order_id: Any, amount_cents: Any, key: Any, reason: Any, sku: Any) -> str | None:
+        """Why the default rules refuse this payment, or ``None``: they allow it."""
+        order = self.case.order
+        if order_id != order.order_id or not isinstance(order_id, str):
+            return f"order_id must be the ticket's order, {order.order_id!r}"
+        if not _is_int(amount_cents) or amount_cents <= 0:
+            return "amount_cents must be a whole number of cents above 0"
+        if not isinstance(key, str) or not key:
+            return "idempotency_key must be a non-empty string"
+        if not isinstance(reason, str):
+            return "reason must be a string"
+        if sku == "" and len(order.lines) > 1:
+            return "this order has several lines: name the sku to refund"
+        if sku != "" and order.line(sku) is None:
+            return f"sku must be a line of the order: {', '.join(line.sku for line in order.lines)}"
+        return None
+
+    def issue_refund(
+        self, order_id: Any, amount_cents: Any, idempotency_key: Any, reason: Any, sku: Any = ""
+    ) -> Mapping[str, Any]:
+        if not self.original:
+            problem = self.refund_problem(order_id, amount_cents, idempotency_key, reason, sku)
+            if problem:
+                args = {
+                    "order_id": order_id,
+                    "amount_cents": amount_cents,
+                    "sku": sku,
+                    "idempotency_key": idempotency_key,
+                    "reason": reason,
+                }
+                return self._refuse("issue_refund", args, problem)
+            if sku == "":
+                sku = self.case.order.lines[0].sku  # a one-line order: the line is implied
+        for used, first_amount in self.used_keys:
+            if used == idempotency_key:
+                return {"status": "ok", "replayed": True, "amount_cents": first_amount}
+        for row in self.case.ledger:
+            if row.idempotency_key == idempotency_key:
+                return {"status": "already_done", "replayed": True, "amount_cents": row.amount_cents}
+        logged_sku = None if sku == "" else sku
+        payment = Payment(
+            order_id=order_id,
+            amount_cents=amount_cents,
+            sku=logged_sku,
+            idempotency_key=idempotency_key,
+            reason="" if reason is None else reason,
+            effect_id=effect_id(order_id, logged_sku, amount_cents),
+            position=len(self.ledger),
+        )
+        self.ledger.append("issue_refund", payment.log_args(), True)  # logged before the money moves
+        self._record_payment(payment)
+        fault = self.case.tool_faults.get("issue_refund")
+        if fault == TIMEOUT:
+            return {"error": "timeout waiting for payment provider", "status": "unknown"}
+        if fault == NOTE_FAILS:
+            return {
+                "error": "refund posted, but writing the CRM note failed",
+                "status": "ok_note_failed",
+                "amount_cents": amount_cents,
+            }
+        return {"status": "ok", "amount_cents": amount_cents}
+
+    def _record_payment(self, payment: Payment) -> None:
+        self.payments.append(payment)
+        self.used_keys.append((payment.idempotency_key, payment.amount_cents))
+
+    def escalate(self, order_id: Any, reason: Any) -> Mapping[str, Any]:
+        args = {"order_id": order_id, "reason": reason}
+        if not self.original:
+            problem = self._id_problem(order_id)
+            if problem is None and not isinstance(reason, str):
+                problem = f"reason must be a string, not {type(reason).__name__}"
+            if problem:
+                return self._refuse("escalate", args, problem)
+        if not isinstance(reason, str) or len(reason.strip()) < MIN_ESCALATION_REASON:
+            return {"error": "a reason is required"}  # not logged
+        if not self.original and order_id != self.case.order.order_id:
+            return self._refuse(
+                "escalate", args, f"only the ticket's order, {self.case.order.order_id!r}, can be escalated"
+            )
+        self.ledger.append("escalate", args, True)
+        self.escalations.append(Escalation(order_id, reason, len(self.ledger) - 1))
+        return {"status": "escalated"}
+
+    def reply(self, message: Any) -> Mapping[str, Any]:
+        self.ledger.append(REPLY_ACTION, {"message": message}, True)
+        self.replied = True
+        return {"status": "sent"}
+
+    # -- replay ------------------------------------------------------------------------
+    def reapply(self, entry: Mapping[str, Any]) -> None:
+        """Re-do what a verified entry did: record each payment, escalation and the reply.
+
+        A payment entry must be one this desk would have paid: a key not used before
+        (else the desk would have answered with a replay), the effect id its arguments
+        give, and under the default rules arguments the rules allow, made before the reply.
+        """
+        if entry["executed"] is not True:
+            return
+        action, args, seq = entry["action"], entry["args"], entry["seq"]
+        if action == REPLY_ACTION:
+            self.replied = True
+        elif action == "escalate":
+            self.escalations.append(Escalation(args["order_id"], args["reason"], seq))
+        elif action == "issue_refund":
+            if self.replied and not self.original:
+                raise LogIntegrityError(f"entry {seq}: a payment after the reply")
+            payment = Payment.from_args(args, seq)
+            if payment.effect_id != effect_id(payment.order_id, payment.sku, payment.amount_cents):
+                raise LogIntegrityError(f"entry {seq}: the effect id disagrees with the payment")
+            key = payment.idempotency_key
+            if any(used == key for used, _ in self.used_keys) or any(
+                row.idempotency_key == key for row in self.case.ledger
+            ):
+                raise LogIntegrityError(f"entry {seq}: a reused key pays nothing, yet the entry paid")
+            if not self.original:
+                problem = self.refund_problem(
+                    payment.order_id, payment.amount_cents, key, payment.reason, payment.sku
+                )
+                if problem:
+                    raise LogIntegrityError(f"entry {seq}: the desk would have refused this payment")
+            self._record_payment(payment)
+
+
+__all__ = ["RULES", "Escalation", "Payment", "RefundWorld", "effect_id", "row_effect_id"]
