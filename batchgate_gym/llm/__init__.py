@@ -1,0 +1,24 @@
+"""Language models as players: episodes as OpenAI-style chats, for any desk.
+
+:mod:`.chat` maps an environment's text episode onto chat messages (system and
+user from the reset observation, one step per assistant message, tool results as
+``tool`` messages); :mod:`.scripted` plays a text policy as if it were a model,
+which is how the adapter, and anything built on it, is tested without a model.
+Core code: it needs neither Gymnasium nor a model client, only an environment
+object with ``reset`` and ``step``.
+"""
+
+from __future__ import annotations
+
+from .chat import DEFAULT_NUDGE, ChatEpisode, ChatSettings, ChatStep, Message
+from .scripted import ScriptedModel, observation_since
+
+__all__ = [
+    "DEFAULT_NUDGE",
+    "ChatEpisode",
+    "ChatSettings",
+    "ChatStep",
+    "Message",
+    "ScriptedModel",
+    "observation_since",
+]

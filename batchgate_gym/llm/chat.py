@@ -1,0 +1,196 @@
+"""An episode as an OpenAI-style chat: messages in, messages out, any desk.
+
+A language model plays an episode the way a chat-completions API speaks: it is
+given a system and a user message, answers with an assistant message whose
+``tool_calls`` are the tools it wants run, and reads each call's result back as a
+``tool`` message carrying that call's ``tool_call_id``. :class:`ChatEpisode` sits
+between that conversation and a text environment of this package (any desk): it
+turns every assistant message into exactly one environment step and every step
+observation back into messages, so a model is scored by the same environment, log
+and grader as any scripted policy.
+
+* The reset observation is the whole task; its last paragraph (after the last
+  blank line) is the case itself and becomes the user message, everything before
+  it (the brief, the tools, the syntax) the system message.
+* An assistant message's ``tool_calls``, all of them and in order, become one
+  action: the OpenAI wrapper objects as a JSON list, which the action codec reads
+  as it is (arguments may be a JSON string). A malformed call (an unknown tool,
+  arguments that are not JSON) is the environment's to refuse: the step's error
+  observation goes back in a ``tool`` message for every call of the message.
+* An assistant message without tool calls is a turn too. By default it becomes
+  an empty action, which the environment refuses and logs, and the reply is the
+  configured nudge followed by the environment's own error text. A desk whose
+  episodes end on a plain message (the refund desk's customer reply) gives
+  ``no_tool_call``, which turns the message's content into the action that ends
+  it.
+* In ``mode="text"`` the model writes its calls in the message content, in the
+  call syntax or JSON the reset observation describes; the step observation comes
+  back as a user message.
+
+The adapter keeps the whole transcript in :attr:`ChatEpisode.messages`, and the
+final step's ``info`` (score, ``log_head``) is the environment's own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Message = dict[str, Any]
+
+DEFAULT_NUDGE = "No tool was called. Answer with one or more tool calls; the episode only moves through them."
+
+
+class TextEnv(Protocol):
+    """What the adapter needs of an environment: Gymnasium's reset and step over text."""
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]: ...
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """How the conversation maps onto the environment.
+
+    ``mode`` is ``"tools"`` (OpenAI tool calls) or ``"text"`` (calls written in the
+    content); ``nudge`` answers an assistant message without tool calls;
+    ``no_tool_call`` (content -> action), when given, replaces that nudge with the
+    desk's own action for a plain message.
+    """
+
+    mode: str = "tools"
+    nudge: str = DEFAULT_NUDGE
+    no_tool_call: Callable[[str], str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("tools", "text"):
+            raise ValueError(f"mode is 'tools' or 'text', not {self.mode!r}")
+
+
+@dataclass
+class ChatStep:
+    """What one assistant message did: the messages it drew, and the step's outcome."""
+
+    messages: list[Message]
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+
+class ChatEpisode:
+    """One episode of ``env`` as a chat; ``tools`` are the desk's OpenAI function schemas."""
+
+    def __init__(
+        self, env: TextEnv, tools: Sequence[Mapping[str, Any]], settings: ChatSettings | None = None
+    ) -> None:
+        self.env = env
+        self.tools = [dict(tool) for tool in tools]
+        self.settings = settings or ChatSettings()
+        self.messages: list[Message] = []
+        self.done = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> list[Message]:
+        """Start an episode; the system and user messages a model is first shown."""
+        observation, _info = self.env.reset(seed=seed, options=options)
+        brief, _, case = observation.rpartition("\n\n")
+        self.messages = [
+            {"role": "system", "content": brief or case},
+            {"role": "user", "content": case if brief else ""},
+        ]
+        self.done = False
+        return list(self.messages)
+
+    def step(self, message: Mapping[str, Any]) -> ChatStep:
+        """Play one assistant message; returns the messages it drew (tool or user)."""
+        if self.done:
+            raise RuntimeError("the episode is over; reset before sending another message")
+        assistant = _assistant(message)
+        self.messages.append(assistant)
+        calls = assistant.get("tool_calls") or []
+        action = self._action(assistant, calls)
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self.done = terminated or truncated
+        if self.settings.mode == "tools" and calls:
+            drawn = _tool_messages(observation, calls)
+        elif self.settings.mode == "tools" and self.settings.no_tool_call is None:
+            drawn = [{"role": "user", "content": f"{self.settings.nudge}\n{observation}"}]
+        else:
+            drawn = [{"role": "user", "content": observation}]
+        self.messages.extend(drawn)
+        return ChatStep(drawn, float(reward), terminated, truncated, info)
+
+    def _action(self, assistant: Message, calls: list[Any]) -> str:
+        content = assistant.get("content") or ""
+        if self.settings.mode == "text":
+            return content
+        if calls:
+            return json.dumps([_as_call(call) for call in calls])
+        if self.settings.no_tool_call is not None:
+            return self.settings.no_tool_call(content)
+        return ""  # refused and logged by the environment, like any action without a call
+
+
+def _assistant(message: Mapping[str, Any]) -> Message:
+    """The message as it goes into the transcript: role, content and tool calls only."""
+    out: Message = {"role": "assistant", "content": message.get("content")}
+    calls = message.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [dict(call) for call in calls]
+    return out
+
+
+def _as_call(call: Any) -> Any:
+    """An OpenAI tool call as the action codec reads it; anything else is passed on to be refused."""
+    if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
+        return {"type": "function", "function": dict(call["function"])}
+    return call
+
+
+def _tool_messages(observation: str, calls: list[Any]) -> list[Message]:
+    """One ``tool`` message per call, each with that call's result line.
+
+    The step observation shows every call it ran as a ``> name(...)`` line and
+    its JSON result on the next. When the action was refused as a whole (nothing
+    ran) every call gets the error text; text that belongs to no call (the turn
+    header, the end of the episode) is added to the last message.
+    """
+    lines = observation.split("\n")
+    results: list[str] = []
+    rest: list[str] = []
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("> ") and index + 1 < len(lines):
+            results.append(lines[index + 1])
+            index += 2
+        else:
+            rest.append(lines[index])
+            index += 1
+    if len(results) != len(calls):
+        results = [observation] * len(calls)
+        rest = []
+    messages = [
+        {"role": "tool", "tool_call_id": _call_id(call, position), "content": text}
+        for position, (call, text) in enumerate(zip(calls, results, strict=True))
+    ]
+    extra = "\n".join(line for line in rest if line.strip())
+    if extra and messages:
+        messages[-1]["content"] += f"\n\n{extra}"
+    return messages
+
+
+def _call_id(call: Any, position: int) -> str:
+    given = call.get("id") if isinstance(call, Mapping) else None
+    return given if isinstance(given, str) else f"call_{position}"
+
+
+__all__ = ["DEFAULT_NUDGE", "ChatEpisode", "ChatSettings", "ChatStep", "Message", "TextEnv"]
