@@ -1,6 +1,7 @@
 """The ``batchgate`` command (also ``python -m batchgate_gym``).
 
-Each subcommand lives in its own module of this package, exposing
+Each subcommand lives in its own module of this package (``-`` in its name
+written ``_``), exposing
 ``add_arguments(parser)`` and ``run(args) -> int``; a module that is not there
 yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
 :mod:`.desks`, the gate by default); a desk that lacks what a command needs
@@ -22,6 +23,8 @@ SUBCOMMANDS = {
     "bench": "speed benchmark",
     "play": "play a case yourself in the terminal",
     "team": "the multi-agent (PettingZoo) team table",
+    "serve": "a local chat-completions server playing a scripted policy",
+    "run-model": "play a desk with a model behind a chat-completions API",
 }
 
 
@@ -31,10 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in SUBCOMMANDS.items():
+        module_name = f"batchgate_gym.app.{name.replace('-', '_')}"
         try:
-            module = importlib.import_module(f"batchgate_gym.app.{name}")
+            module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name == f"batchgate_gym.app.{name}":
+            if exc.name == module_name:
                 continue
             raise
         command = sub.add_parser(

@@ -5,7 +5,11 @@ largest revenue errors); ``--json`` prints
 ``{"policies": {NAME: {mean_reward, mean_disposition, bad_batches_loaded,
 revenue_error_usd, per_case: {CASE_ID: {...}}}}}``. ``--attackers`` adds every
 attacker (oracles get the truth of the cases played); ``--plot DIR`` also writes
-PNG charts there (see :mod:`.plots`).
+PNG charts there (see :mod:`.plots`). ``--results A.jsonl B.jsonl`` compares the
+models of ``batchgate run-model`` result files instead, one column per model,
+every row re-graded from its saved log (see :mod:`batchgate_gym.llm.results`);
+its ``--json`` is ``{"policies": {MODEL: {mean_reward, per_case, infra_errors,
+...}}}``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="add your own policy (repeatable)",
     )
     parser.add_argument("--attackers", action="store_true", help="add every attacker policy")
+    parser.add_argument(
+        "--results",
+        nargs="+",
+        metavar="JSONL",
+        help="compare models from run-model results files instead (every row re-graded from its log)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
@@ -79,6 +89,8 @@ def with_attackers(
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
+    if args.results:
+        return report_results(args.results, desk.name, as_json=args.json)
     if desk.split_cases is None and desk.load_cases is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no fixed cases to compare on")
     if args.attackers and desk.build_attacks is None:
@@ -103,6 +115,20 @@ def run(args: argparse.Namespace) -> int:
 
         for path in write_charts(results, args.plot):
             print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def report_results(paths: Sequence[str], desk: str, *, as_json: bool = False) -> int:
+    """``--results``: one column per model of the files, each row re-graded by the desk's replay."""
+    from batchgate_gym.llm import results
+
+    try:
+        loaded = results.load_results(paths, desk)
+    except results.ResultsError as exc:
+        raise SystemExit(f"batchgate report: {exc}") from exc
+    if not loaded:
+        raise SystemExit(f"batchgate report: no rows in {', '.join(paths)}")
+    print(dumps(results.report_json(loaded, desk)) if as_json else results.report_text(loaded, desk))
     return 0
 
 

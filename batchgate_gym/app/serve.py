@@ -1,0 +1,53 @@
+"""``batchgate serve``: a local chat-completions server that plays a scripted policy.
+
+``POST /v1/chat/completions`` at ``http://127.0.0.1:PORT/v1`` answers every
+request with the next assistant message of a reference policy of the desk
+(``--policy``), rebuilt from the request's messages alone, until interrupted. Any
+model name and any API key are accepted. ``--faults P`` makes a share P of
+requests fail in transport (429 with Retry-After, 500, an answer held back
+``--stall`` seconds, a body that is not JSON); ``--model-errors P`` makes a share
+P of turns a model's mistake (an unknown tool, arguments that are not JSON). Both
+are drawn from ``--seed``, so a run is reproducible. See
+:mod:`batchgate_gym.llm.server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .shared import desk_of
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--policy", required=True, help="a reference policy of the desk (careful, naive, ...)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    parser.add_argument("--faults", type=float, default=0.0, help="share of requests failed in transport")
+    parser.add_argument("--model-errors", type=float, default=0.0, help="share of turns that are mistakes")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault and mistake draws")
+    parser.add_argument("--stall", type=float, default=30.0, help="seconds a stalled answer is held back")
+    parser.add_argument(
+        "--retry-after", type=float, default=1.0, help="seconds a 429 asks the client to wait"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from batchgate_gym.llm.server import ServerSettings, serve_forever
+
+    desk = desk_of(args)
+    try:
+        settings = ServerSettings(
+            desk=desk.name,
+            policy=args.policy,
+            faults=args.faults,
+            model_errors=args.model_errors,
+            seed=args.seed,
+            stall=args.stall,
+            retry_after=args.retry_after,
+        )
+        serve_forever(settings, args.port, announce=lambda text: print(text, file=sys.stderr, flush=True))
+    except ValueError as exc:
+        raise SystemExit(f"batchgate serve: {exc}") from exc
+    return 0

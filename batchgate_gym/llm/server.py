@@ -1,0 +1,403 @@
+"""A local chat-completions server whose "model" is a scripted policy.
+
+``POST /v1/chat/completions`` answers with the next assistant message of a text
+policy of a desk (played by :class:`~.scripted.ScriptedModel`), in the JSON shape
+of the OpenAI API, so that any client of that API (``batchgate run-model``, or
+another harness) can be tried end to end without a model. It binds to 127.0.0.1
+only; the model name in a request is echoed and otherwise ignored.
+
+Stateless over HTTP. Nothing of an episode is kept between requests: every request
+rebuilds the policy's state by replaying the conversation it carries through a
+fresh policy (each earlier assistant turn is asked for again, from the messages
+before it, and the answer discarded), then asks for the next turn. The same
+messages always give the same answer, so a retried request cannot disturb an
+episode, and any number of episodes can be in flight at once.
+
+Two kinds of trouble can be switched on, both drawn from a seeded hash (never
+from a clock or a shared random stream):
+
+* ``faults``: the probability that a request fails in transport. The failure is
+  one of: ``429`` with ``Retry-After`` (and ``retry-after-ms``), ``500``, an answer
+  held back ``stall`` seconds (past a client's timeout), or a ``200`` whose body is
+  not valid JSON. The draw is keyed by the server's seed, the request's ``seed``
+  field, the conversation, and how many times this very request was seen before,
+  so a retry draws afresh and a run is reproducible request by request.
+* ``model_errors``: the probability that a turn is a model's mistake instead of the
+  policy's answer: a call to a tool that does not exist, or arguments that are not
+  JSON. The draw is keyed by the seed, the request's ``seed`` and the conversation
+  only (not the attempt), so the server recognises its own mistakes when the
+  conversation comes back: those turns, and the messages they drew, are left out
+  when the policy's state is rebuilt, and the policy then answers as if the
+  mistaken turn had not been there.
+
+Token usage is estimated, not counted by a tokenizer: :func:`estimate_tokens`
+charges ``ceil(characters / 4)`` for the text of every message (its content, and
+each tool call's name and arguments) plus 4 per message; ``prompt_tokens`` is that
+over the request's messages and ``completion_tokens`` over the answer.
+
+``created`` is the number of assistant messages in the request (the turn), never
+the clock, and ``id`` is a hash of the request, so a response is a pure function
+of the request and the settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import json
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from .scripted import ScriptedModel
+
+FAULT_KINDS = ("rate_limit", "server_error", "stall", "bad_json")
+MODEL_ERROR_KINDS = ("unknown_tool", "bad_arguments")
+UNKNOWN_TOOL = "drop_warehouse"  # no desk has it
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the server plays and how often it misbehaves (see the module docstring)."""
+
+    desk: str = "gate"
+    policy: str = "careful"
+    faults: float = 0.0
+    model_errors: float = 0.0
+    seed: int = 0
+    stall: float = 30.0  # seconds a stalled answer is held back
+    retry_after: float = 1.0  # seconds a 429 asks the client to wait
+
+    def __post_init__(self) -> None:
+        for name in ("faults", "model_errors"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} is a probability in [0, 1], not {value!r}")
+        if self.stall < 0 or self.retry_after < 0:
+            raise ValueError("stall and retry_after are seconds, at least 0")
+
+
+@dataclass
+class ServerStats:
+    """What the server saw: requests, and each fault and mistake it injected, by kind."""
+
+    requests: int = 0
+    answered: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    model_errors: Counter[str] = field(default_factory=Counter)
+
+
+def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The documented estimate: ``ceil(chars / 4)`` of each message's text, plus 4 per message."""
+    total = 0
+    for message in messages:
+        text = str(message.get("content") or "")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {} if isinstance(call, Mapping) else {}
+            text += str(function.get("name") or "") + str(function.get("arguments") or "")
+        total += math.ceil(len(text) / 4) + 4
+    return total
+
+
+def canonical(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The conversation as the draws see it: role, content, tool calls and call ids, in a fixed form."""
+    kept = []
+    for message in messages:
+        item = {"role": message.get("role"), "content": message.get("content")}
+        if message.get("tool_calls"):
+            item["tool_calls"] = [
+                {
+                    "id": call.get("id"),
+                    "name": (call.get("function") or {}).get("name"),
+                    "arguments": (call.get("function") or {}).get("arguments"),
+                }
+                for call in message["tool_calls"]
+                if isinstance(call, Mapping)
+            ]
+        if message.get("tool_call_id") is not None:
+            item["tool_call_id"] = message["tool_call_id"]
+        kept.append(item)
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"))
+
+
+def draw(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts`` (a hash, so the same parts always give the same number)."""
+    digest = hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+class ScriptedServer:
+    """The request handling, without the HTTP: :meth:`answer` maps a request body to a response."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        from batchgate_gym.app import desks
+
+        self.settings = settings
+        known = desks.get(settings.desk).known_policies()
+        if settings.policy not in known:
+            raise ValueError(f"unknown policy {settings.policy!r}; known: {', '.join(known)}")
+        self._policy = known[settings.policy]
+        self.stats = ServerStats()
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    # -- the draws -------------------------------------------------------------
+
+    def mistake(self, request_seed: Any, messages: Sequence[Mapping[str, Any]]) -> str | None:
+        """The model error this turn is (given the conversation before it), or None."""
+        settings = self.settings
+        if settings.model_errors <= 0:
+            return None
+        key = (settings.seed, request_seed, canonical(messages))
+        if draw("mistake", *key) >= settings.model_errors:
+            return None
+        return MODEL_ERROR_KINDS[int(draw("mistake-kind", *key) * len(MODEL_ERROR_KINDS))]
+
+    def fault(self, request_seed: Any, messages: Sequence[Mapping[str, Any]], model: str) -> str | None:
+        """The transport fault this request meets, or None; each repeat of a request draws again."""
+        settings = self.settings
+        conversation = canonical(messages)
+        request_key = hashlib.sha256(f"{request_seed}|{model}|{conversation}".encode()).hexdigest()
+        with self._lock:
+            attempt = self._seen[request_key]
+            self._seen[request_key] += 1
+        if settings.faults <= 0:
+            return None
+        key = (settings.seed, request_seed, conversation, attempt)
+        if draw("fault", *key) >= settings.faults:
+            return None
+        return FAULT_KINDS[int(draw("fault-kind", *key) * len(FAULT_KINDS))]
+
+    # -- the answer ------------------------------------------------------------
+
+    def next_message(self, messages: Sequence[Mapping[str, Any]], request_seed: Any, tools: bool) -> dict:
+        """The assistant message that follows ``messages``: the policy's, or an injected mistake."""
+        kind = self.mistake(request_seed, messages)
+        if kind is not None:
+            self.stats.model_errors[kind] += 1
+            return _mistake_message(kind, messages, tools)
+        model = ScriptedModel(self._fresh_policy())
+        kept = self._without_mistakes(messages, request_seed)
+        for index, message in enumerate(kept):
+            if message.get("role") == "assistant":
+                model.respond(kept[:index])  # rebuilds the policy's state; the answer was already given
+        reply = model.respond(kept)
+        if not tools and reply.get("tool_calls"):
+            calls = [
+                {"name": call["function"]["name"], "arguments": json.loads(call["function"]["arguments"])}
+                for call in reply["tool_calls"]
+            ]
+            reply = {"role": "assistant", "content": json.dumps(calls)}
+        return reply
+
+    def _without_mistakes(
+        self, messages: Sequence[Mapping[str, Any]], request_seed: Any
+    ) -> list[Mapping[str, Any]]:
+        """The conversation less every injected mistake and the messages that answered it."""
+        kept: list[Mapping[str, Any]] = []
+        skipping = False
+        for index, message in enumerate(messages):
+            if message.get("role") == "assistant":
+                skipping = self.mistake(request_seed, messages[:index]) is not None
+            if not skipping:
+                kept.append(message)
+        return kept
+
+    def _fresh_policy(self) -> Any:
+        from batchgate_gym.app.evaluate import as_policy
+
+        policy = self._policy
+        return as_policy(policy if isinstance(policy, type) else copy.deepcopy(policy))
+
+    def completion(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The chat-completions response to a (valid) request body."""
+        messages = body["messages"]
+        request_seed = body.get("seed")
+        reply = self.next_message(messages, request_seed, tools=bool(body.get("tools")))
+        turn = sum(1 for message in messages if message.get("role") == "assistant")
+        prompt = estimate_tokens(messages)
+        completion = estimate_tokens([reply])
+        ident = hashlib.sha256(f"{request_seed}|{canonical(messages)}".encode()).hexdigest()[:24]
+        return {
+            "id": f"chatcmpl-{ident}",
+            "object": "chat.completion",
+            "created": turn,
+            "model": str(body.get("model") or ""),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": reply,
+                    "finish_reason": "tool_calls" if reply.get("tool_calls") else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+
+def _mistake_message(kind: str, messages: Sequence[Mapping[str, Any]], tools: bool) -> dict[str, Any]:
+    if kind == "unknown_tool":
+        name, arguments = UNKNOWN_TOOL, "{}"
+    else:
+        name, arguments = "list_batches", '{"batch_id": '  # cut off: not JSON
+    turn = sum(1 for message in messages if message.get("role") == "assistant") + 1
+    if not tools:
+        return {"role": "assistant", "content": json.dumps({"name": name, "arguments": arguments})}
+    call = {"id": f"call_m{turn}_0", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def _error(status: int, message: str, kind: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return web.json_response(body, status=status, headers=headers)
+
+
+def make_app(server: ScriptedServer) -> web.Application:
+    """The aiohttp application: ``POST /v1/chat/completions`` and ``GET /v1/models``."""
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        server.stats.requests += 1
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "the request body is not JSON", "invalid_request_error")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages) or not messages:
+            return _error(400, "'messages' must be a non-empty list of objects", "invalid_request_error")
+        settings = server.settings
+        fault = server.fault(body.get("seed"), messages, str(body.get("model") or ""))
+        if fault is not None:
+            server.stats.faults[fault] += 1
+        if fault == "rate_limit":
+            headers = {
+                "Retry-After": str(math.ceil(settings.retry_after)),
+                "retry-after-ms": str(round(settings.retry_after * 1000)),
+            }
+            return _error(429, "rate limited (injected)", "rate_limit_exceeded", headers)
+        if fault == "server_error":
+            return _error(500, "internal error (injected)", "server_error")
+        try:
+            answer = server.completion(body)
+        except Exception as exc:  # a policy that cannot go on from these messages
+            return _error(400, f"cannot answer these messages: {exc!r}", "invalid_request_error")
+        if fault == "stall":
+            await asyncio.sleep(settings.stall)
+        if fault == "bad_json":
+            text = json.dumps(answer)
+            return web.Response(text=text[: len(text) // 2], content_type="application/json")
+        server.stats.answered += 1
+        return web.json_response(answer)
+
+    async def models(request: web.Request) -> web.StreamResponse:
+        name = f"scripted-{server.settings.policy}"
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [{"id": name, "object": "model", "created": 0, "owned_by": "batchgate"}],
+            }
+        )
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/v1/models", models)
+    return app
+
+
+@dataclass
+class RunningServer:
+    """A server started by :func:`serve_in_thread`: where it listens and what it saw."""
+
+    server: ScriptedServer
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def stats(self) -> ServerStats:
+        return self.server.stats
+
+
+@contextmanager
+def serve_in_thread(settings: ServerSettings, port: int = 0) -> Iterator[RunningServer]:
+    """Serve on 127.0.0.1 (a free port when ``port`` is 0) from a thread of this process."""
+    server = ScriptedServer(settings)
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    state: dict[str, Any] = {}
+
+    async def start() -> None:
+        runner = web.AppRunner(
+            make_app(server), handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, HOST, port)
+        await site.start()
+        state["runner"] = runner
+        state["port"] = runner.addresses[0][1]
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(start())
+        except BaseException as exc:  # surfaced to the caller below
+            state["error"] = exc
+            started.set()
+            return
+        started.set()
+        loop.run_forever()
+        loop.run_until_complete(state["runner"].cleanup())
+        loop.close()
+
+    thread = threading.Thread(target=main, name="batchgate-serve", daemon=True)
+    thread.start()
+    started.wait()
+    if "error" in state:
+        raise state["error"]
+    try:
+        yield RunningServer(server, state["port"])
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+
+
+def serve_forever(settings: ServerSettings, port: int, announce: Any = print) -> None:
+    """Serve on 127.0.0.1:``port`` until interrupted (the ``batchgate serve`` command)."""
+    server = ScriptedServer(settings)
+    web.run_app(
+        make_app(server),
+        host=HOST,
+        port=port,
+        handler_cancellation=True,
+        print=lambda _text: announce(
+            f"serving {settings.desk}/{settings.policy} at http://{HOST}:{port}/v1 (Ctrl-C to stop)"
+        ),
+    )
+
+
+__all__ = [
+    "FAULT_KINDS",
+    "MODEL_ERROR_KINDS",
+    "RunningServer",
+    "ScriptedServer",
+    "ServerSettings",
+    "ServerStats",
+    "canonical",
+    "estimate_tokens",
+    "make_app",
+    "serve_forever",
+    "serve_in_thread",
+]
