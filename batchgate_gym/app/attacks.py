@@ -16,7 +16,7 @@ from typing import Any
 
 from . import desks
 from .evaluate import EvaluationResult
-from .shared import add_case_source, desk_of, dumps, report_json, run_policies, unsupported
+from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies, unsupported
 from .tables import markdown_table, money
 
 TARGET = "careful"  # the gate's target
@@ -55,16 +55,28 @@ def procedural_cases(seeds: Iterable[int], desk: str = "gate") -> list[Any]:
 
 
 def run_attacks(
-    cases: list[Any], *, jobs: int = 1, progress: bool = False, desk: str = "gate"
+    cases: list[Any],
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    desk: str = "gate",
+    env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, EvaluationResult]:
-    return run_policies(attack_policies(cases, desk), cases=cases, jobs=jobs, progress=progress, desk=desk)
+    policies = attack_policies(cases, desk)
+    return run_policies(policies, cases=cases, jobs=jobs, progress=progress, desk=desk, env_kwargs=env_kwargs)
 
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     if desk.build_attacks is None:
         raise unsupported("attacks", desk, "attackers")
-    results = run_attacks(_cases(args, desk), jobs=args.jobs, progress=not args.no_progress, desk=desk.name)
+    results = run_attacks(
+        _cases(args, desk),
+        jobs=args.jobs,
+        progress=not args.no_progress,
+        desk=desk.name,
+        env_kwargs=env_kwargs(args, desk),
+    )
     print(dumps(report_json(results, desk.name)) if args.json else attack_table(results, desk.name))
     return 0
 

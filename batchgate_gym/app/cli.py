@@ -15,7 +15,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .shared import add_desk_option
+from .shared import add_desk_env_options, add_desk_option
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0]
         )
         add_desk_option(command)
+        add_desk_env_options(command)
         module.add_arguments(command)
         command.set_defaults(handler=module.run)
     return parser

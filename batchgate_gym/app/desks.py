@@ -86,6 +86,16 @@ class TeamGame:
 
 
 @dataclass(frozen=True)
+class DeskOption:
+    """A keyword of the desk's environment that every command exposes as ``--NAME``."""
+
+    name: str
+    choices: tuple[str, ...]
+    default: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
 class Desk:
     """Everything the commands need to know about one desk."""
 
@@ -111,6 +121,10 @@ class Desk:
     attack_kind: Callable[[str], str] = lambda name: "attacker"
     team: TeamGame | None = None
     bench: Callable[[], Any] | None = None  # () -> module with run_benchmark(config, log, clock), markdown
+    # (env, policy, final info) -> final info: how the desk grades a policy that hands
+    # in something after its episode (the refund desk's log-editing attackers).
+    after_episode: Callable[[Any, Any, dict[str, Any]], dict[str, Any]] | None = None
+    options: tuple[DeskOption, ...] = ()  # environment keywords the commands take as --NAME
 
     @property
     def shown_metrics(self) -> tuple[Metric, ...]:

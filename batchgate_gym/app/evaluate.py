@@ -209,6 +209,9 @@ def run_episode(
         calls += info.get("calls", 0)
         if terminated or truncated:
             break
+    desk = desk or desks.get("gate")
+    if desk.after_episode is not None:
+        info = desk.after_episode(env, policy, info)
     return EpisodeResult(
         index=index,
         turns=info["turn"],
@@ -216,7 +219,7 @@ def run_episode(
         terminated=terminated,
         truncated=truncated,
         seed=reset_kwargs.get("seed"),
-        **(desk or desks.get("gate")).episode_fields(info),
+        **desk.episode_fields(info),
     )
 
 

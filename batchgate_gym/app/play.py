@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import desks
-from .shared import add_case_source, desk_of
+from .shared import add_case_source, desk_of, env_kwargs
 from .tables import money
 
 QUIT = ":quit"
@@ -40,7 +40,7 @@ def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     cases: Any = None
     if args.cases or args.split or args.case:
         cases = desk.fixed_cases(args.cases, args.split)
-    env = desk.make_env(cases, max_turns=args.max_turns)
+    env = desk.make_env(cases, max_turns=args.max_turns, **env_kwargs(args, desk))
     reset: dict[str, Any] = {"seed": args.seed}
     if args.case:
         reset["options"] = {"case_id": args.case}

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import desks
 from .evaluate import EvaluationResult
-from .shared import add_case_source, desk_of, dumps, report_json, run_policies
+from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies
 from .tables import markdown_table, money
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=not args.no_progress,
         desk=desk.name,
+        env_kwargs=env_kwargs(args, desk),
     )
     if args.json:
         print(dumps(report_json(results, desk.name)))

@@ -28,6 +28,37 @@ def desk_of(args: argparse.Namespace) -> desks.Desk:
     return desks.get(getattr(args, "desk", DEFAULT_DESK))
 
 
+def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
+    """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``."""
+    seen: dict[str, desks.DeskOption] = {}
+    for name in desks.names():
+        for option in desks.get(name).options:
+            seen.setdefault(option.name, option)
+    for option in seen.values():
+        parser.add_argument(
+            f"--{option.name.replace('_', '-')}",
+            dest=option.name,
+            choices=option.choices,
+            default=None,
+            help=f"{option.help} (default {option.default}; desks that have it only)",
+        )
+
+
+def env_kwargs(args: argparse.Namespace, desk: desks.Desk) -> dict[str, Any]:
+    """The desk's environment keywords from the command line; an option it lacks is an error."""
+    given = {
+        name: value
+        for name, value in vars(args).items()
+        if value is not None
+        and any(name == option.name for d in desks.names() for option in desks.get(d).options)
+    }
+    own = {option.name for option in desk.options}
+    stray = sorted(set(given) - own)
+    if stray:
+        raise SystemExit(f"batchgate: the {desk.name!r} desk has no option --{stray[0].replace('_', '-')}")
+    return given
+
+
 def unsupported(command: str, desk: desks.Desk, what: str) -> SystemExit:
     """The error a command raises for a desk that lacks what it needs (exit status 1)."""
     return SystemExit(f"batchgate {command}: the {desk.name!r} desk has no {what}")
@@ -51,12 +82,21 @@ def run_policies(
     jobs: int = 1,
     progress: bool = True,
     desk: str = DEFAULT_DESK,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, EvaluationResult]:
     """Every policy over the same cases (the desk's default split when none is named)."""
     if cases is None and split is None:
         split = desks.get(desk).default_split
     return {
-        name: evaluate(policy, cases=cases, split=split, n_jobs=jobs, progress=progress, desk=desk)
+        name: evaluate(
+            policy,
+            cases=cases,
+            split=split,
+            n_jobs=jobs,
+            progress=progress,
+            desk=desk,
+            env_kwargs=env_kwargs,
+        )
         for name, policy in policies.items()
     }
 

@@ -195,11 +195,17 @@ _CASE_NESTED: Mapping[str, Any] = {
 }
 
 
-def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> list[RefundCase]:
-    """Read cases from a JSONL path or from already-parsed dicts; case ids must be unique."""
+def load_cases(
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | RefundCase],
+) -> list[RefundCase]:
+    """Read cases from a JSONL path, from already-parsed dicts, or take cases as they are;
+    case ids must be unique."""
     if isinstance(source, (str, os.PathLike)):
         return _load_file(Path(source))
-    cases = [case_from_dict(item, f"<case {position}>") for position, item in enumerate(source)]
+    cases = [
+        item if isinstance(item, RefundCase) else case_from_dict(item, f"<case {position}>")
+        for position, item in enumerate(source)
+    ]
     _check_unique([case.case_id for case in cases], "<cases>")
     return cases
 

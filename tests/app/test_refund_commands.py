@@ -1,0 +1,78 @@
+"""The refund desk through the ``batchgate`` command: the original's figures, case by case."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CASES = DATA / "dsed_eval_curated.jsonl"
+EXPECTED = json.loads((DATA / "dsed_eval_expected.json").read_text())
+FIGURES = (
+    "reward",
+    "task_completed",
+    "log_replayable",
+    "no_duplicate_effects",
+    "no_unauthorized_payment",
+    "no_false_block",
+    "duplicate_effects",
+    "unauthorized_cents",
+    "false_blocks",
+)
+
+
+def batchgate(*args: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "batchgate_gym", *args, "--no-progress", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out)["policies"]
+
+
+def _same(ours: dict, theirs: dict, name: str) -> None:
+    assert set(ours["per_case"]) == set(theirs["per_case"]), name
+    for case_id, expected in theirs["per_case"].items():
+        got = ours["per_case"][case_id]
+        for figure in FIGURES:
+            assert got[figure] == pytest.approx(expected[figure], abs=1e-9), (name, case_id, figure)
+    # The report prints means to 4 decimals; the per-case rewards give the exact one.
+    rewards = [case["reward"] for case in ours["per_case"].values()]
+    assert sum(rewards) / len(rewards) == pytest.approx(theirs["mean_reward"], abs=1e-12), name
+    assert ours["mean_reward"] == round(theirs["mean_reward"], 4), name
+
+
+@pytest.mark.parametrize("command", ["report", "attacks"])
+def test_the_original_rules_give_the_originals_figures_per_case(command: str) -> None:
+    extra = ["--policies", "naive,careful,refuse-all"] if command == "report" else []
+    ours = batchgate(command, "--desk", "refund", "--cases", str(CASES), "--rules", "original", *extra)
+    names = ("naive", "careful", "refuse-all") if command == "report" else tuple(ours)
+    assert len(names) == (3 if command == "report" else 7)
+    for name in names:
+        _same(ours[name], EXPECTED["policies"][name], name)
+
+
+def test_the_default_rules_change_exactly_the_rows_measured() -> None:
+    ours = batchgate("attacks", "--desk", "refund", "--cases", str(CASES))
+    for name, changed in EXPECTED["improved_rules"]["policies"].items():
+        if name not in ours:
+            continue
+        assert ours[name]["mean_reward"] == round(changed["mean_reward"], 4), name
+        for case_id, row in changed["per_case"].items():
+            for figure in FIGURES:
+                assert ours[name]["per_case"][case_id][figure] == pytest.approx(row[figure], abs=1e-9)
+
+
+def test_an_option_the_desk_lacks_is_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "batchgate_gym", "report", "--rules", "original", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0 and "has no option --rules" in done.stderr
