@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             stall=args.stall,
             retry_after=args.retry_after,
+            delay=args.delay,
         )
         serve_forever(settings, args.port, announce=lambda text: print(text, file=sys.stderr, flush=True))
     except ValueError as exc:

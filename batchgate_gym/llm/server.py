@@ -22,6 +22,7 @@ from a clock or a shared random stream):
   not valid JSON. The draw is keyed by the server's seed, the request's ``seed``
   field, the conversation, and how many times this very request was seen before,
   so a retry draws afresh and a run is reproducible request by request.
+  (``delay`` holds back every answer, as a slow model would: no fault.)
 * ``model_errors``: the probability that a turn is a model's mistake instead of the
   policy's answer: a call to a tool that does not exist, or arguments that are not
   JSON. The draw is keyed by the seed, the request's ``seed`` and the conversation
@@ -75,14 +76,15 @@ class ServerSettings:
     seed: int = 0
     stall: float = 30.0  # seconds a stalled answer is held back
     retry_after: float = 1.0  # seconds a 429 asks the client to wait
+    delay: float = 0.0  # seconds every answer takes, as a model's would
 
     def __post_init__(self) -> None:
         for name in ("faults", "model_errors"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability in [0, 1], not {value!r}")
-        if self.stall < 0 or self.retry_after < 0:
-            raise ValueError("stall and retry_after are seconds, at least 0")
+        if min(self.stall, self.retry_after, self.delay) < 0:
+            raise ValueError("stall, retry_after and delay are seconds, at least 0")
 
 
 @dataclass
@@ -292,6 +294,8 @@ def make_app(server: ScriptedServer) -> web.Application:
             answer = server.completion(body)
         except Exception as exc:  # a policy that cannot go on from these messages
             return _error(400, f"cannot answer these messages: {exc!r}", "invalid_request_error")
+        if settings.delay:
+            await asyncio.sleep(settings.delay)
         if fault == "stall":
             await asyncio.sleep(settings.stall)
         if fault == "bad_json":

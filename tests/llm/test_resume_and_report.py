@@ -1,0 +1,155 @@
+"""A killed run resumes without redoing finished rollouts; report re-grades every row and refuses edits."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_support import rows, run_model, serving
+
+from batchgate_gym.app.cli import main
+from batchgate_gym.llm.results import ResultsError, load_results, read_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(args: list[str], capsys: Any) -> str:
+    assert main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_a_run_killed_midway_resumes_without_redoing_a_rollout(tmp_path: Path) -> None:
+    out = tmp_path / "killed.jsonl"
+    with serving("careful", delay=0.03) as server:
+        command = [
+            sys.executable, "-m", "batchgate_gym", "run-model", "--split", "eval", "-n", "6", "-r", "2",
+            "--model", "careful", "--base-url", server.base_url, "--api-key-env", "TEST_KEY",
+            "--concurrency", "2", "--out", str(out),
+        ]  # fmt: skip
+        process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "TEST_KEY": "local"})
+        try:
+            deadline = time.monotonic() + 60
+            while (not out.exists() or out.read_text().count("\n") < 3) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            process.kill()
+        finally:
+            process.wait()
+        assert process.returncode != 0  # killed, not finished
+        with out.open("a") as handle:
+            handle.write('{"desk": "gate", "case_id": "eval-')  # a line cut short
+        before = [row for _line, row in read_rows(out)]
+        assert 3 <= len(before) < 12
+        kept = out.read_bytes()[: out.read_bytes().rfind(b"\n") + 1]
+        asked = server.stats.requests
+        summary = run_model(server.base_url, out, "careful", split="eval", n=6, rollouts=2)
+        asked = server.stats.requests - asked
+    after = rows(out)
+    assert out.read_bytes().startswith(kept)  # finished rows kept as they were; the cut line dropped
+    assert summary.skipped == len(before) and summary.scored == 12 - len(before)
+    assert len(after) == 12 and len({(r["case_id"], r["rollout"]) for r in after}) == 12
+    assert asked == sum(
+        r["requests"] for r in after[len(before) :]
+    )  # only the missing rollouts were asked for
+    assert all(r["score"]["reward"] == 1.0 for r in after)
+
+
+def test_a_limited_run_then_a_rerun_asks_exactly_what_one_run_asks(tmp_path: Path) -> None:
+    with serving("naive") as server:
+        run_model(server.base_url, tmp_path / "whole.jsonl", "naive", split="eval", n=4, rollouts=2)
+        whole = server.stats.requests
+        part = tmp_path / "parts.jsonl"
+        first = run_model(server.base_url, part, "naive", split="eval", n=4, rollouts=2, limit=3)
+        second = run_model(server.base_url, part, "naive", split="eval", n=4, rollouts=2)
+        third = run_model(server.base_url, part, "naive", split="eval", n=4, rollouts=2)
+        assert server.stats.requests - whole == whole
+    assert (first.scored, second.scored, second.skipped, third.scored, third.skipped) == (3, 5, 3, 0, 8)
+    assert len(rows(part)) == 8
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("results")
+    paths = {}
+    for policy in ("careful", "naive"):
+        paths[policy] = folder / f"{policy}.jsonl"
+        with serving(policy) as server:
+            run_model(server.base_url, paths[policy], f"scripted-{policy}", split="eval", n=4, rollouts=2)
+    return paths
+
+
+def edited(results: dict[str, Path], tmp_path: Path, change: Any, line: int = 2) -> Path:
+    """A copy of careful's file with ``change(row)`` applied to its ``line``-th row."""
+    lines = results["careful"].read_text().splitlines()
+    row = json.loads(lines[line - 1])
+    change(row)
+    lines[line - 1] = json.dumps(row)
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_report_has_one_column_per_model(results: dict[str, Path], capsys: Any) -> None:
+    paths = [str(results["careful"]), str(results["naive"])]
+    text = cli(["report", "--desk", "gate", "--results", *paths], capsys)
+    assert "| scripted-careful | scripted-naive |" in text
+    assert "| perfect rollouts | 8 / 8 |" in text and "| infra errors (not scored) | 0 | 0 |" in text
+    report = json.loads(cli(["report", "--results", *paths, "--json"], capsys))
+    careful = report["policies"]["scripted-careful"]
+    assert careful["mean_reward"] == 1.0 and careful["infra_errors"] == 0
+    assert len(careful["per_case"]) == 4
+    assert all(entry["rollouts"] == 2 and entry["reward"] == 1.0 for entry in careful["per_case"].values())
+    assert report["policies"]["scripted-naive"]["mean_reward"] < 1.0
+
+
+def test_infra_errors_are_counted_apart_never_scored(
+    results: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    def failed(row: dict[str, Any]) -> None:
+        row.update(score=None, log=None, head=None, error={"kind": "infra", "class": "APITimeoutError"})
+
+    path = edited(results, tmp_path, failed)
+    report = json.loads(cli(["report", "--results", str(path), "--json"], capsys))["policies"][
+        "scripted-careful"
+    ]
+    assert report["infra_errors"] == 1 and report["scored"] == 7 and report["mean_reward"] == 1.0
+    assert sum(report["reward_distribution"].values()) == 7
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda row: row["log"][2]["args"].update(batch_id="B-0000"),
+        lambda row: row["log"].pop(),
+        lambda row: row.update(head="0" * 64),
+        lambda row: row["score"].update(reward=0.5),
+    ],
+    ids=["log-entry-edited", "log-cut-short", "head-replaced", "score-edited"],
+)
+def test_an_edited_row_is_refused_naming_the_file_and_line(
+    results: dict[str, Path], tmp_path: Path, change: Any
+) -> None:
+    path = edited(results, tmp_path, change, line=2)
+    with pytest.raises(ResultsError, match=re.escape(f"{path}:2: ")):
+        load_results([path])
+    with pytest.raises(SystemExit, match=r"edited\.jsonl:2: "):
+        main(["report", "--results", str(path)])
+
+
+def test_a_cut_last_line_is_left_out_and_a_broken_middle_line_is_refused(
+    results: dict[str, Path], tmp_path: Path
+) -> None:
+    text = results["careful"].read_text()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(text + text[:40])
+    assert len(load_results([cut])["scripted-careful"].rollouts) == 8
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(text[:40] + "\n" + text)
+    with pytest.raises(ResultsError, match=re.escape(f"{broken}:1: not a JSON row")):
+        load_results([broken])
