@@ -1,0 +1,525 @@
+"""Build one refund case from a seed: the order, the ledger, the faults, the prompt, the expectation.
+
+Everything is drawn from one ``random.Random`` seeded by the case seed, in a fixed
+order, so a seed and its knobs give the same case in any process. The family's
+planter lays out the order's lines and the ledger rows that make its trap (or its
+control); background rows of other orders come after; the faults last. The
+expectation is derived from what was laid out by one rule: the owed line is the one
+the customer asks about, unless every line already has money on the ledger (then
+nothing is owed); escalate iff the owed amount is above the cap; pay iff something is
+owed and it is not escalated.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from batchgate_gym.kernel.plain import as_int, short_repr
+
+from ..cases import CAP_CENTS
+from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
+
+TIMEOUT = "timeout_but_executes"
+NOTE_FAILS = "succeeds_but_note_write_fails"
+STALE = "stale_after_write"
+
+# The scale knobs' defaults: ``None`` leaves the choice to the family and variant.
+DEFAULT_LINES: int | None = None  # the variant's own line count
+DEFAULT_PRIOR_ROWS: int | None = None  # 0 to 3 background rows of other orders
+DEFAULT_LAG_DEPTH: int | None = None  # 1 where the case has a payment fault and the variant lags, else 0
+DEFAULT_FAULT_RATE: float | None = None  # FAMILY_FAULT_RATE for the families without a fault of their own
+
+FAMILY_FAULT_RATE = 0.25  # how often a family without its own fault gets one by default
+BACKGROUND_ROWS = (0, 3)  # background rows drawn when prior_rows is not given
+
+MAX_LINES = 20
+MAX_PRIOR_ROWS = 200
+WORLD_LAG_DEPTH = 1  # the world misses this episode's payments on at most one history read
+SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
+
+KNOB_DEFAULTS: dict[str, Any] = {
+    "family": None,
+    "variant": None,
+    "lines": DEFAULT_LINES,
+    "prior_rows": DEFAULT_PRIOR_ROWS,
+    "lag_depth": DEFAULT_LAG_DEPTH,
+    "fault_rate": DEFAULT_FAULT_RATE,
+}
+
+
+def build_case(
+    seed: int,
+    *,
+    family: str | None = None,
+    variant: int | None = None,
+    lines: int | None = DEFAULT_LINES,
+    prior_rows: int | None = DEFAULT_PRIOR_ROWS,
+    lag_depth: int | None = DEFAULT_LAG_DEPTH,
+    fault_rate: float | None = DEFAULT_FAULT_RATE,
+    cap_cents: int = CAP_CENTS,
+    case_id: str | None = None,
+) -> dict[str, Any]:
+    """One case as a dict in the JSONL format of :mod:`batchgate_gym.desks.refund.cases`.
+
+    ``family=None`` draws one of the eight families, ``variant=None`` one of its
+    variants (``variant`` needs ``family``). ``lines``: the order's line count, 1 to
+    20, raised to the variant's floor (a partly refunded order needs two). ``prior_rows``:
+    background ledger rows of other orders, 0 to 200, on top of the rows the family
+    plants. ``lag_depth``: 0 or 1, how many history reads after a payment miss it
+    (the world implements one; the default lags where the case has a payment fault).
+    ``fault_rate``: 0 to 1, how often a family without a fault of its own gets one
+    (a timeout or a failed note, half each); the two fault families always have theirs.
+    ``cap_cents``: the cap the expectation is judged against; only 5000 (the cap the
+    world, its task text and the grader hold) is accepted. Every knob is checked before
+    anything is built; a bad one raises ``ValueError`` naming it and its bound.
+    """
+    return compose(
+        seed,
+        family=family,
+        variant=variant,
+        lines=lines,
+        prior_rows=prior_rows,
+        lag_depth=lag_depth,
+        fault_rate=fault_rate,
+        cap_cents=cap_cents,
+        case_id=case_id,
+        split="procedural",
+    )
+
+
+_DRAW = "draw"  # compose's ``fault``: draw it with the fault rate
+
+
+def compose(
+    seed: int,
+    *,
+    family: str | None,
+    variant: int | None,
+    lines: int | None,
+    prior_rows: int | None,
+    lag_depth: int | None,
+    fault_rate: float | None,
+    cap_cents: int,
+    case_id: str | None,
+    split: str,
+    fault: str | None = _DRAW,
+) -> dict[str, Any]:
+    """``build_case`` with the case's split named, and optionally its payment fault
+    fixed (a split pins it; ``None``: none, unless the family has its own)."""
+    seed = check_seed(seed)
+    knobs = check_knobs(
+        family=family,
+        variant=variant,
+        lines=lines,
+        prior_rows=prior_rows,
+        lag_depth=lag_depth,
+        fault_rate=fault_rate,
+    )
+    cap = check_cap(cap_cents)
+    rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
+    family = knobs["family"] if knobs["family"] is not None else FAMILIES[rng.randrange(len(FAMILIES))]
+    variant = knobs["variant"] if knobs["variant"] is not None else rng.randrange(variants(family))
+    spec = VARIANTS[family][variant]
+    count = knobs["lines"] if knobs["lines"] is not None else rng.randint(*spec.lines)
+    draft = Draft.open(rng, max(count, spec.min_lines), cap)
+    PLANTERS[family](draft, variant, spec)
+    background = knobs["prior_rows"]
+    if background is None:
+        background = rng.randint(*BACKGROUND_ROWS)
+    for _ in range(background):
+        draft.background_row()
+    faults = _faults(rng, family, spec, fault, knobs["fault_rate"], knobs["lag_depth"])
+    owed_line = draft.owed_line()
+    owed = draft.amounts[owed_line] if owed_line is not None else 0
+    escalate = owed > cap
+    pay = owed > 0 and not escalate
+    template = PROMPTS[family][rng.randrange(len(PROMPTS[family]))]
+    asked = draft.asked
+    prompt = template.format(
+        item=draft.nouns[asked], order=draft.order_id, earlier=draft.earlier or draft.order_id
+    )
+    return {
+        "case_id": case_id if case_id is not None else f"proc-{seed}",
+        "family": family,
+        "prompt": prompt,
+        "order": {
+            "order_id": draft.order_id,
+            "customer_id": draft.customer_id,
+            "total_cents": sum(draft.amounts),
+            "lines": [
+                {"sku": sku, "amount_cents": amount}
+                for sku, amount in zip(draft.skus, draft.amounts, strict=True)
+            ],
+        },
+        "ledger": draft.rows,
+        "tool_faults": faults,
+        "expect": {
+            "should_execute_new_refund": pay,
+            "correct_amount_cents": owed if pay else 0,
+            "duplicate_risk": "issue_refund" in faults or owed == 0,
+            "should_escalate": escalate,
+        },
+        "notes": _notes(family, spec, draft, owed, cap),
+        "split": split,
+        "seed": seed,
+    }
+
+
+# -- the knobs, checked in one place --------------------------------------------------------
+
+
+def check_knobs(**knobs: Any) -> dict[str, Any]:
+    """Every scale knob checked and normalised, or a ``ValueError`` naming it and its bound.
+
+    ``family`` ``None`` or one of :data:`FAMILIES`; ``variant`` ``None`` or an int in
+    ``0 .. variants(family) - 1``, only with ``family``; ``lines`` ``None`` or an int in
+    1..20; ``prior_rows`` ``None`` or an int in 0..200; ``lag_depth`` ``None``, 0 or 1;
+    ``fault_rate`` ``None`` or a number in [0, 1]. Booleans are not numbers here.
+    Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
+    """
+    unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
+    if unknown:
+        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(KNOB_DEFAULTS)}")
+    given = {**KNOB_DEFAULTS, **knobs}
+    family, variant = given["family"], given["variant"]
+    if family is not None and not (isinstance(family, str) and family in FAMILIES):
+        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {short_repr(family)}")
+    if variant is not None:
+        if family is None:
+            raise ValueError("variant needs family: a variant number only means something within a family")
+        top = variants(family) - 1
+        variant = check_int("variant", variant, 0, top, f"an int in 0..{top} (the variants of {family!r})")
+    out: dict[str, Any] = {"family": family, "variant": variant}
+    out["lines"] = _optional_int("lines", given["lines"], 1, MAX_LINES)
+    out["prior_rows"] = _optional_int("prior_rows", given["prior_rows"], 0, MAX_PRIOR_ROWS)
+    out["lag_depth"] = _lag_depth(given["lag_depth"])
+    out["fault_rate"] = _fault_rate(given["fault_rate"])
+    return out
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
+    return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")
+
+
+def check_int(name: str, value: Any, low: int, high: int, bound: str | None = None) -> int:
+    """``value`` as an int in ``low .. high``; a bool or a non-integer is refused."""
+    number = as_int(value)
+    if number is None or not low <= number <= high:
+        raise ValueError(f"{name} must be {bound or f'an int in {low:,}..{high:,}'}, not {short_repr(value)}")
+    return number
+
+
+def check_cap(value: Any) -> int:
+    """The cap: a positive int, and today exactly the world's (5000 cents)."""
+    cap = as_int(value)
+    if cap is None or cap <= 0:
+        raise ValueError(f"cap_cents must be a positive int, not {short_repr(value)}")
+    if cap != CAP_CENTS:
+        raise ValueError(
+            f"cap_cents must be {CAP_CENTS}: the refund world, its task text and its grader hold the cap"
+            f" at {CAP_CENTS} cents, so a case judged against {cap} would be graded against another cap"
+        )
+    return cap
+
+
+def _optional_int(name: str, value: Any, low: int, high: int) -> int | None:
+    return None if value is None else check_int(name, value, low, high, f"None or an int in {low}..{high}")
+
+
+def _lag_depth(value: Any) -> int | None:
+    if value is None:
+        return None
+    depth = as_int(value)
+    if depth is not None and 0 <= depth <= WORLD_LAG_DEPTH:
+        return depth
+    raise ValueError(
+        f"lag_depth must be None or an int in 0..{WORLD_LAG_DEPTH}: the refund world misses a payment"
+        f" on at most {WORLD_LAG_DEPTH} history read after it (stale_after_write), so deeper lag"
+        f" cannot be played; not {short_repr(value)}"
+    )
+
+
+def _fault_rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    if number and 0 <= value <= 1:
+        return float(value)
+    raise ValueError(f"fault_rate must be None or a number in [0, 1], not {short_repr(value)}")
+
+
+# -- the draft of one case ------------------------------------------------------------------
+
+
+@dataclass
+class Draft:
+    """The case being laid out: the ticket's order, its ledger, which line is asked about."""
+
+    rng: random.Random
+    cap: int
+    order_id: str
+    customer_id: str
+    nouns: list[str]
+    skus: list[str]
+    amounts: list[int]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    asked: int = 0  # the line the customer writes about
+    earlier: str | None = None  # an earlier order of the customer's, for the prompt
+    _numbers: set[int] = field(default_factory=set)
+    _keys: set[str] = field(default_factory=set)
+
+    @classmethod
+    def open(cls, rng: random.Random, count: int, cap: int) -> Draft:
+        number = rng.randint(1000, 99_999)
+        picked = rng.sample(PRODUCTS, count)
+        return cls(
+            rng=rng,
+            cap=cap,
+            order_id=f"ORD-{number}",
+            customer_id=f"CUS-{rng.randint(100, 9999)}",
+            nouns=[noun for noun, _ in picked],
+            skus=[f"{stem}-{rng.randint(1, 9)}" for _, stem in picked],
+            amounts=[0] * count,
+            _numbers={number},
+        )
+
+    @property
+    def count(self) -> int:
+        return len(self.skus)
+
+    # amounts, by what they are against the cap
+    def amount(self, kind: str) -> int:
+        rng, cap = self.rng, self.cap
+        if kind == "under":
+            return rng.randrange(60, cap // 5) * 5  # 300 .. cap - 5
+        if kind == "near":
+            return rng.randint(cap - 99, cap - 1)
+        if kind == "at":
+            return cap
+        if kind == "over":
+            return (
+                rng.randint(cap + 1, cap + 200)
+                if rng.random() < 0.2
+                else rng.randrange(cap + 200, 5 * cap + 1, 50)
+            )
+        return rng.randrange(40, 2400) * 5  # a line nobody asks about: 200 .. 11,995
+
+    def other_order(self, near: bool = False) -> str:
+        """A fresh order id that is not the ticket's; ``near``: an earlier one of the customer's."""
+        ticket = int(self.order_id[4:])
+        while True:
+            number = (
+                ticket - self.rng.randint(1, 900)
+                if near and ticket > 1900
+                else self.rng.randint(1000, 99_999)
+            )
+            if number not in self._numbers:
+                self._numbers.add(number)
+                return f"ORD-{number}"
+
+    def key(self, style: str, order_id: str, sku: str, amount: int) -> str:
+        """An idempotency key in one of the styles the ledger holds, unique in the ledger."""
+        rng = self.rng
+        if style == "full":
+            key = f"{order_id}:{sku}:full"
+        elif style == "line":
+            key = f"{order_id}:{sku}:{amount}"
+        elif style == "customer":
+            key = f"{self.customer_id}:{sku}"
+        elif style == "worker":
+            key = f"w{rng.randint(2, 9)}-{order_id}-{sku}"
+        elif style == "session":
+            key = f"chat-{rng.getrandbits(24):06x}-{len(self.rows) + 1}"
+        else:
+            key = f"rf-{rng.getrandbits(32):08x}"
+        while key in self._keys:
+            key += "-b"
+        self._keys.add(key)
+        return key
+
+    def row(
+        self, order_id: str, sku: str, amount: int, style: str, day: int, in_flight: bool = False
+    ) -> None:
+        entry: dict[str, Any] = {
+            "order_id": order_id,
+            "amount_cents": amount,
+            "sku": sku,
+            "idempotency_key": self.key(style, order_id, sku, amount),
+            "day": day,
+        }
+        if in_flight:
+            entry["in_flight"] = True
+        self.rows.append(entry)
+
+    def pay_line(self, index: int, style: str, day: int, in_flight: bool = False) -> None:
+        """A prior refund of the whole of one of the ticket's lines."""
+        self.row(self.order_id, self.skus[index], self.amounts[index], style, day, in_flight)
+
+    def fill(self, kind: str = "other") -> None:
+        """Amounts for every line not set yet."""
+        self.amounts = [amount or self.amount(kind) for amount in self.amounts]
+
+    def background_row(self) -> None:
+        """A refund of some other order: noise the ticket's history never shows."""
+        rng = self.rng
+        noun_stem = PRODUCTS[rng.randrange(len(PRODUCTS))][1]
+        sku = f"{noun_stem}-{rng.randint(1, 9)}"
+        style = ("full", "line", "opaque")[rng.randrange(3)]
+        if rng.random() < 0.1:
+            self.row(self.other_order(), sku, self.amount("other"), "worker", 0, in_flight=True)
+        else:
+            self.row(self.other_order(), sku, self.amount("other"), style, -rng.randint(1, 120))
+
+    def owed_line(self) -> int | None:
+        """The line asked about, unless every line already has money on the ledger."""
+        paid = {row["sku"] for row in self.rows if row["order_id"] == self.order_id}
+        if all(sku in paid for sku in self.skus):
+            return None
+        return self.asked
+
+
+# -- the planters, one per family -------------------------------------------------------------
+
+Planter = Callable[[Draft, int, Variant], None]
+
+
+def _unpaid_family(draft: Draft, variant: int, spec: Variant) -> None:
+    """No refund on the ticket yet; the customer asks about the first line."""
+    draft.amounts[0] = draft.amount(spec.owed)
+    draft.fill()
+
+
+def _duplicate_ticket(draft: Draft, variant: int, spec: Variant) -> None:
+    rng = draft.rng
+    draft.fill("under")
+    if variant == 2:
+        draft.amounts[0] = draft.amount("over")
+    day = -rng.randint(1, 4)
+    for index in range(draft.count):
+        style = "full" if variant in (0, 1) else "opaque"
+        draft.pay_line(index, style, day if variant != 3 else -rng.randint(1, 9))
+
+
+def _resumed_session(draft: Draft, variant: int, spec: Variant) -> None:
+    draft.fill("under")
+    for index in range(draft.count):
+        draft.pay_line(index, "line" if variant == 2 else "session", 0)
+
+
+def _parallel_worker(draft: Draft, variant: int, spec: Variant) -> None:
+    rng = draft.rng
+    draft.fill("under")
+    settled = rng.randrange(draft.count) if variant == 2 else None
+    for index in range(draft.count):
+        if index == settled:
+            draft.pay_line(index, "full", -rng.randint(1, 6))
+        else:
+            draft.pay_line(index, "worker", 0, in_flight=True)
+
+
+def _legit_repeat(draft: Draft, variant: int, spec: Variant) -> None:
+    rng = draft.rng
+    draft.amounts[0] = draft.amount("under")
+    draft.fill()
+    sku, amount = draft.skus[0], draft.amounts[0]
+    earlier = sorted((draft.other_order(near=True) for _ in range(2 if variant == 1 else 1)), reverse=True)
+    draft.earlier = earlier[0]
+    for order_id in earlier:
+        if variant == 3:
+            draft.row(order_id, sku, amount, "worker", 0, in_flight=True)
+        else:
+            style = "customer" if variant == 2 else ("full", "line")[rng.randrange(2)]
+            draft.row(order_id, sku, amount, style, -rng.randint(3, 90))
+
+
+def _legit_partial(draft: Draft, variant: int, spec: Variant) -> None:
+    rng, count = draft.rng, draft.count
+    if variant == 2:
+        owed = 0
+        later = list(range(1, count))
+        paid = sorted(rng.sample(later, rng.randint(1, len(later))))
+    else:
+        owed = rng.randint(1, count - 1)
+        paid = list(range(owed))
+    draft.asked = owed
+    draft.amounts[owed] = draft.amount(spec.owed)
+    if variant == 0:
+        draft.amounts[paid[-1]] = draft.amounts[owed]  # the prior row differs only in its sku
+    if variant == 3:
+        for index in paid:
+            draft.amounts[index] = rng.randrange(600, 1800) * 5  # 3,000 .. 8,995
+    draft.fill()
+    if variant == 3 and sum(draft.amounts) <= draft.cap:
+        draft.amounts[paid[0]] += draft.cap - sum(draft.amounts) + rng.randrange(1, 400) * 5
+    day = -rng.randint(0, 10)
+    for index in paid:
+        draft.pay_line(index, ("full", "line", "opaque")[rng.randrange(3)], day)
+
+
+PLANTERS: dict[str, Planter] = {
+    "timeout-then-retry": _unpaid_family,
+    "partial-failure": _unpaid_family,
+    "duplicate-ticket": _duplicate_ticket,
+    "resumed-session": _resumed_session,
+    "parallel-worker": _parallel_worker,
+    "legit-repeat-purchase": _legit_repeat,
+    "legit-partial-refund": _legit_partial,
+    "clean-single": _unpaid_family,
+}
+
+
+def _faults(
+    rng: random.Random,
+    family: str,
+    spec: Variant,
+    fixed: str | None,
+    rate: float | None,
+    lag_depth: int | None,
+) -> dict[str, str]:
+    """The tool faults: the family's own, else a fixed or drawn one; then the lag."""
+    draw, kind = rng.random(), (TIMEOUT, NOTE_FAILS)[rng.randrange(2)]  # drawn always: a stable sequence
+    fault = FAULT_OF_FAMILY.get(family)
+    if fault is None:
+        if fixed != _DRAW:
+            fault = fixed
+        elif draw < (FAMILY_FAULT_RATE if rate is None else rate):
+            fault = kind
+    lag = (fault is not None and spec.lag) if lag_depth is None else lag_depth >= 1
+    faults = {"issue_refund": fault} if fault else {}
+    if lag:
+        faults["refund_history"] = STALE
+    return faults
+
+
+def _notes(family: str, spec: Variant, draft: Draft, owed: int, cap: int) -> str:
+    summary = spec.summary
+    line = draft.skus[draft.asked]
+    if owed == 0:
+        outcome = "Nothing is owed."
+    elif owed > cap:
+        outcome = f"Owed: {owed} cents on {line}, above the {cap}-cent cap: escalate, pay nothing."
+    else:
+        outcome = f"Owed: {owed} cents on {line}; pay it once."
+    return f"{NOTES[family]} This case: {summary}. {outcome}"
+
+
+__all__ = [
+    "DEFAULT_FAULT_RATE",
+    "DEFAULT_LAG_DEPTH",
+    "DEFAULT_LINES",
+    "DEFAULT_PRIOR_ROWS",
+    "KNOB_DEFAULTS",
+    "MAX_LINES",
+    "MAX_PRIOR_ROWS",
+    "WORLD_LAG_DEPTH",
+    "build_case",
+    "check_cap",
+    "check_knobs",
+    "check_seed",
+    "compose",
+]

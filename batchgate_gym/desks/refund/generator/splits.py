@@ -1,0 +1,112 @@
+"""The fixed splits: eval (32 cases) and train (320), rebuilt byte for byte from seeds.
+
+Eval pins every case's variant and payment fault so that its counts come out as
+the desk's eval has always had them: 7 timeout-then-retry, 4 partial-failure,
+3 duplicate-ticket, 3 resumed-session, 2 parallel-worker, 4 legit-repeat-purchase,
+5 legit-partial-refund and 4 clean-single; 21 to pay, 3 to escalate, 8 settled;
+14 with a payment fault and a lagging history. Train holds 40 cases a family, the
+variants in turn, the faults of the families without their own drawn at the
+default rate. Both are built at the default scale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..cases import CAP_CENTS, dumps_case
+from .build import DEFAULT_FAULT_RATE, DEFAULT_LAG_DEPTH, DEFAULT_LINES, DEFAULT_PRIOR_ROWS, compose
+from .families import FAMILIES, variants
+
+SPLITS = ("eval", "train")  # the one definition; sources serves them by name
+EVAL_SEED = 40_261_001
+TRAIN_SEED = 50_261_001
+TRAIN_PER_FAMILY = 40
+TIMEOUT = "timeout_but_executes"
+
+# Per family, its eval cases in order: (variant, payment fault or None). The two
+# fault families carry their own fault whatever is written here.
+EVAL_PLAN: dict[str, tuple[tuple[int, str | None], ...]] = {
+    "timeout-then-retry": ((0, None), (0, None), (1, None), (0, None), (2, None), (0, None), (3, None)),
+    "partial-failure": ((0, None), (0, None), (3, None), (2, None)),
+    "duplicate-ticket": ((0, None), (2, None), (1, None)),
+    "resumed-session": ((0, None), (2, None), (1, None)),
+    "parallel-worker": ((0, None), (1, None)),
+    "legit-repeat-purchase": ((0, None), (1, None), (3, TIMEOUT), (2, None)),
+    "legit-partial-refund": ((0, None), (2, None), (1, TIMEOUT), (3, TIMEOUT), (1, None)),
+    "clean-single": ((0, None), (1, None), (2, None), (1, None)),
+}
+
+_DEFAULT_SCALE: dict[str, Any] = {
+    "lines": DEFAULT_LINES,
+    "prior_rows": DEFAULT_PRIOR_ROWS,
+    "lag_depth": DEFAULT_LAG_DEPTH,
+    "cap_cents": CAP_CENTS,
+}
+
+
+def split_path(name: str) -> Path:
+    """Where the committed split lives: ``desks/refund/data/<name>.jsonl``."""
+    _check(name)
+    return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
+
+
+def build_split(name: str) -> list[dict[str, Any]]:
+    """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
+    _check(name)
+    return _eval() if name == "eval" else _train()
+
+
+def write_split(name: str, path: str | Path | None = None) -> Path:
+    """Write a split as JSONL (one case a line, ``\\n`` endings, raw UTF-8); returns the path."""
+    target = Path(path) if path is not None else split_path(name)
+    text = "".join(dumps_case(case) + "\n" for case in build_split(name))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(text.encode("utf-8"))
+    return target
+
+
+def _check(name: str) -> None:
+    if name not in SPLITS:
+        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(SPLITS)}")
+
+
+def _eval() -> list[dict[str, Any]]:
+    cases = []
+    for index, family in enumerate(FAMILIES):
+        for k, (variant, fault) in enumerate(EVAL_PLAN[family]):
+            cases.append(
+                compose(
+                    EVAL_SEED + 100 * index + k,
+                    family=family,
+                    variant=variant,
+                    fault_rate=DEFAULT_FAULT_RATE,
+                    case_id=f"eval-{family}-{k}",
+                    split="eval",
+                    fault=fault,
+                    **_DEFAULT_SCALE,
+                )
+            )
+    return cases
+
+
+def _train() -> list[dict[str, Any]]:
+    cases = []
+    for index, family in enumerate(FAMILIES):
+        count = variants(family)
+        for k in range(TRAIN_PER_FAMILY):
+            cases.append(
+                compose(
+                    TRAIN_SEED + 1000 * index + k,
+                    family=family,
+                    variant=k % count,
+                    fault_rate=DEFAULT_FAULT_RATE,
+                    case_id=f"train-{family}-{k}",
+                    split="train",
+                    **_DEFAULT_SCALE,
+                )
+            )
+    return cases
+
+
+__all__ = ["EVAL_PLAN", "SPLITS", "build_split", "split_path", "write_split"]
