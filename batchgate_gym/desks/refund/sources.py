@@ -1,33 +1,125 @@
-"""Where a refund environment's cases come from: case files, parsed dicts or cases.
+"""Where a refund environment's cases come from: its splits, its files, its procedural cases.
 
 The drawing itself is the kernel's (:mod:`batchgate_gym.kernel.case_sources`): a
-fixed list of cases is drawn from uniformly with the environment's seeded
-generator, unless the reset's options name one by ``case_id`` or ``case_index``.
-The desk has no named splits and no procedural cases yet, so ``cases`` must be given.
+fixed list of cases (a JSONL file, parsed dicts, or a named split) is drawn from
+uniformly with the environment's seeded generator unless the reset names a case
+(``case_id`` or ``case_index``); a procedural source builds a fresh case from a seed
+drawn the same way, so ``reset(seed=s)`` gives the same case in any process and new
+seeds new cases. This module names the desk's splits, reads its files and holds its
+procedural knobs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable
-from typing import Any, NoReturn
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, resolve_cases
+import numpy as np
 
-from .cases import RefundCase, load_cases
+from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
+
+from .cases import RefundCase, case_from_dict, load_cases
+from .generator.build import (
+    DEFAULT_FAULT_RATE,
+    DEFAULT_LAG_DEPTH,
+    DEFAULT_LINES,
+    DEFAULT_PRIOR_ROWS,
+    check_knobs,
+    check_seed,
+)
+from .generator.splits import SPLITS
+
+_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate")
 
 
-def _no_procedural(**knobs: Any) -> NoReturn:
-    raise ValueError(
-        "the refund desk has no procedural cases: pass cases= (a JSONL path, case dicts or RefundCase objects)"
+@dataclass(frozen=True)
+class ProceduralRefundCases:
+    """A fresh case per reset from the generator; knobs are defaults a reset may override.
+
+    Reset options: ``family`` and ``variant`` fix what is drawn; ``lines``,
+    ``prior_rows``, ``lag_depth`` and ``fault_rate`` scale it; ``case_seed`` names
+    the case's seed outright instead of drawing it with the environment's generator.
+    The knobs are checked when the source is made and again, merged with a reset's
+    options, before each case is built (bounds: ``check_knobs`` in
+    :mod:`batchgate_gym.desks.refund.generator.build`; ``case_seed`` an int in
+    ``[-2**63, 2**63)``), so a bad value raises ``ValueError`` before any work is done.
+    """
+
+    family: str | None = None
+    variant: int | None = None
+    lines: int | None = DEFAULT_LINES
+    prior_rows: int | None = DEFAULT_PRIOR_ROWS
+    lag_depth: int | None = DEFAULT_LAG_DEPTH
+    fault_rate: float | None = DEFAULT_FAULT_RATE
+
+    def __post_init__(self) -> None:
+        for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():
+            object.__setattr__(self, key, value)
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> RefundCase:
+        unknown = set(options) - {*_SCALE_KEYS, "case_seed"}
+        if unknown:
+            raise ValueError(
+                f"unknown reset options for procedural cases: {', '.join(sorted(map(repr, unknown)))}"
+            )
+        knobs = check_knobs(**{key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS})
+        seed = options.get("case_seed")
+        seed = draw_seed(rng) if seed is None else check_seed(seed, "case_seed")
+        return self.build(seed, **knobs)
+
+    def build(self, seed: int, **knobs: Any) -> RefundCase:
+        return build_procedural(seed, **knobs)
+
+
+def build_procedural(seed: int, **knobs: Any) -> RefundCase:
+    """The procedural case of ``seed`` and ``knobs``, as a checked :class:`RefundCase`."""
+    from .generator import build_case
+
+    return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
+
+
+def split_cases(name: str) -> list[RefundCase]:
+    """A named split, read once per process and shared by every environment."""
+    cached = _SPLIT_CACHE.get(name)
+    if cached is None:
+        from .generator import split_path
+
+        cached = _SPLIT_CACHE[name] = tuple(load_cases(split_path(name)))
+    return list(cached)  # the caller's own list: the cases in it are read-only
+
+
+_SPLIT_CACHE: dict[str, tuple[RefundCase, ...]] = {}
+
+
+def case_source(
+    cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None, **knobs: Any
+) -> CaseSource:
+    """Resolve the ``cases`` argument of an environment.
+
+    ``None`` draws a fresh procedural case per reset (``knobs`` go to
+    :class:`ProceduralRefundCases`); a split name (``"eval"``, ``"train"``) serves
+    that fixed split; any other string or path is a JSONL file; a list holds case
+    dicts or :class:`~.cases.RefundCase` objects; anything with ``pick`` is a source already.
+    """
+    return resolve_cases(
+        cases,
+        splits={name: functools.partial(split_cases, name) for name in SPLITS},
+        load=load_cases,
+        case_type=RefundCase,
+        procedural=ProceduralRefundCases,
+        **knobs,
     )
 
 
-def case_source(cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None) -> CaseSource:
-    """Resolve the ``cases`` argument of an environment: a JSONL path, a list of case
-    dicts or :class:`~.cases.RefundCase` objects, or a source already (anything with
-    ``pick``). ``None`` raises ``ValueError``: there are no procedural cases."""
-    return resolve_cases(cases, splits={}, load=load_cases, case_type=RefundCase, procedural=_no_procedural)
-
-
-__all__ = ["CaseSource", "FixedCases", "case_source"]
+__all__ = [
+    "SPLITS",
+    "CaseSource",
+    "FixedCases",
+    "ProceduralRefundCases",
+    "build_procedural",
+    "case_source",
+    "split_cases",
+]
