@@ -1,0 +1,71 @@
+"""Scripted players through the chat-completions server: the README's "Evaluate a model" table.
+
+No model is run. Each player is a reference policy served by ``batchgate serve``'s
+server (:mod:`batchgate_gym.llm.server`) on a free port of 127.0.0.1 and played by
+``batchgate run-model``'s runner (the official ``openai`` client), exactly as a
+model behind an API would be; the last one meets injected transport faults and
+model mistakes. The result files go to ``benchmarks/results/llm/`` (replaced), and
+``batchgate report --results`` over them prints the README's table, re-grading
+every row from its log.
+
+    python benchmarks/llm_scripted.py [--out benchmarks/results/llm] [-n 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from batchgate_gym.llm.runner import RunConfig, run_rollouts
+from batchgate_gym.llm.server import ServerSettings, serve_in_thread
+
+# (file and model name, policy served, server settings, runner settings)
+PLAYERS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
+    ("scripted-careful", "careful", {}, {}),
+    ("scripted-naive", "naive", {}, {}),
+    (
+        "scripted-careful-faults",
+        "careful",
+        {"faults": 0.2, "model_errors": 0.1, "seed": 1, "stall": 3.0, "retry_after": 0.05},
+        {"timeout": 1.0, "max_retries": 1, "backoff": 0.05},
+    ),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "llm"), help="output directory"
+    )
+    parser.add_argument("-n", type=int, default=32, help="cases of the eval split (default 32)")
+    args = parser.parse_args(argv)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, policy, server_settings, runner_settings in PLAYERS:
+        out = folder / f"{name}.jsonl"
+        out.unlink(missing_ok=True)
+        with serve_in_thread(ServerSettings(policy=policy, **server_settings)) as server:
+            config = RunConfig(
+                model=name,
+                base_url=server.base_url,
+                api_key="local",
+                out=out,
+                split="eval",
+                n=args.n,
+                concurrency=8,
+                **runner_settings,
+            )
+            summary = asyncio.run(run_rollouts(config))
+        print(
+            f"{out}: {summary.scored} scored, {summary.infra_errors} infra errors, "
+            f"{summary.requests} requests ({summary.retries} retries)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""benchmarks/llm_scripted.py, which makes the README's model table, runs end to end (few cases)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmark_scripts import load_script
+
+from batchgate_gym.llm.results import load_results, report_json
+
+
+def test_the_script_writes_one_regradable_file_per_scripted_player(tmp_path: Path) -> None:
+    script = load_script("llm_scripted")
+    assert script.main(["--out", str(tmp_path), "-n", "3"]) == 0
+    names = [name for name, *_ in script.PLAYERS]
+    paths = [tmp_path / f"{name}.jsonl" for name in names]
+    assert all(len(path.read_text().splitlines()) == 3 for path in paths)
+    report = report_json(load_results(paths), "gate")["policies"]
+    assert list(report) == names
+    assert report["scripted-careful"]["mean_reward"] == 1.0
+    faulty = report["scripted-careful-faults"]
+    assert faulty["scored"] + faulty["infra_errors"] == 3
+    assert all(
+        json.loads(line)["model"].startswith("scripted-")
+        for p in paths
+        for line in p.read_text().splitlines()
+    )
