@@ -113,12 +113,14 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     ``log_entries`` and ``log_head`` (the log's last hash, to pin it on replay).
 
     **Arguments**
-    ``cases``: a JSONL path, a list of case dicts or
+    ``cases``: ``None`` (default: a fresh procedural case per reset, from the
+    eight families; reset options ``case_seed``, ``family``, ``variant`` and the
+    generator's knobs), a split name (``"eval"``, 32 cases; ``"train"``, 320), a
+    JSONL path, a list of case dicts or
     :class:`~batchgate_gym.desks.refund.cases.RefundCase` objects, or any case
-    source (the desk has no procedural cases yet, so ``None`` raises
-    ``ValueError``); ``reset(options={"case_id": ...})`` or ``{"case_index": ...}``
-    names a fixed case, otherwise it is drawn with ``self.np_random``, so one seed
-    gives one case in any process.
+    source; for fixed cases ``reset(options={"case_id": ...})`` or
+    ``{"case_index": ...}`` names one, otherwise it is drawn with
+    ``self.np_random``, so one seed gives one case in any process.
     ``rules``: ``"default"`` (ours) or ``"original"`` (the original grader's, to
     reproduce its figures). The default rules refuse a payment (logged as not
     executed, no money moved) unless it names the ticket's order, a positive whole

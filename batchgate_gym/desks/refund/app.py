@@ -26,6 +26,25 @@ def _load_cases(source: Any) -> list[Any]:
     return load_cases(source)
 
 
+def _split_cases(name: str) -> list[Any]:
+    from .sources import split_cases
+
+    return split_cases(name)
+
+
+def _procedural(seeds: Any) -> list[Any]:
+    """The cases ``reset(seed=s)`` draws by default, read back from the world."""
+    env = _env()
+    try:
+        found = []
+        for seed in seeds:
+            env.reset(seed=seed)
+            found.append(env.unwrapped.world.case)
+        return found
+    finally:
+        env.close()
+
+
 def _attacks(cases: list[Any]) -> dict[str, Any]:
     """careful first, then every attacker (none needs the truth of the cases)."""
     from batchgate_gym.policies.refund import REFUND_ATTACKERS, CarefulRefundPolicy
@@ -58,6 +77,7 @@ def _make() -> Desk:
     from batchgate_gym.policies.refund import REFUND_ATTACKERS, REFUND_POLICIES
 
     from . import ENV_ID
+    from .generator.splits import SPLITS
     from .grader import TERMS, WEIGHTS
 
     return Desk(
@@ -69,7 +89,11 @@ def _make() -> Desk:
         weights=dict(WEIGHTS),
         reference_policies=dict(REFUND_POLICIES),
         default_policies=("naive", "careful", "refuse-all"),
+        splits=tuple(SPLITS),
+        default_split="eval",
+        split_cases=_split_cases,
         load_cases=_load_cases,
+        procedural_cases=_procedural,
         metrics=(
             Metric(
                 "duplicate_effects",

@@ -136,8 +136,11 @@ def test_case_source_draws_fixed_cases_and_takes_named_ones():
         assert source.pick(np.random.default_rng(0), {"case_index": 3}).case_id == cases[3].case_id
     drawn = {case_source(cases).pick(np.random.default_rng(seed), {}).case_id for seed in range(40)}
     assert len(drawn) > 10
-    with pytest.raises(ValueError, match="no procedural cases"):
-        case_source(None)
+    procedural = case_source(None)
+    assert (
+        procedural.pick(np.random.default_rng(1), {}).case_id
+        != procedural.pick(np.random.default_rng(2), {}).case_id
+    )
 
 
 def test_the_package_names_its_gymnasium_id():
