@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", type=float, default=0.0, help="share of requests failed in transport")
     parser.add_argument("--model-errors", type=float, default=0.0, help="share of turns that are mistakes")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault and mistake draws")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds every answer takes (default 0)")
     parser.add_argument("--stall", type=float, default=30.0, help="seconds a stalled answer is held back")
     parser.add_argument(
         "--retry-after", type=float, default=1.0, help="seconds a 429 asks the client to wait"

@@ -24,10 +24,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app import desks
-from batchgate_gym.app.evaluate import exact
-from batchgate_gym.app.tables import markdown_table, money
 from batchgate_gym.kernel.ledger import LogIntegrityError
+
+Desk = Any  # batchgate_gym.app.desks.Desk: the registry is wiring, imported only when results are read
 
 REWARD_BINS = ((1.0, 1.01, "1.0"), (0.75, 1.0, "0.75 to <1"), (0.5, 0.75, "0.5 to <0.75"), (0.25, 0.5, "0.25 to <0.5"), (0.0, 0.25, "0 to <0.25"))  # fmt: skip
 
@@ -105,7 +104,7 @@ class ModelResults:
 class _Cases:
     """The desk's cases by source (split name or case file), then by id, loaded once each."""
 
-    def __init__(self, desk: desks.Desk) -> None:
+    def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self._by_source: dict[str, dict[str, Any]] = {}
 
@@ -115,7 +114,19 @@ class _Cases:
         return self._by_source[source].get(case_id)
 
 
-def regrade(row: Mapping[str, Any], desk: desks.Desk, cases: _Cases, where: str) -> dict[str, Any]:
+def _desk(name: str) -> Desk:
+    from batchgate_gym.app import desks
+
+    return desks.get(name)
+
+
+def exact(value: float) -> Fraction:
+    from batchgate_gym.app.evaluate import exact as exact_fraction
+
+    return exact_fraction(value)
+
+
+def regrade(row: Mapping[str, Any], desk: Desk, cases: _Cases, where: str) -> dict[str, Any]:
     """The episode fields of a scored row, from its log replayed under its pinned head."""
     case = cases.get(str(row.get("source") or ""), str(row.get("case_id")))
     if case is None:
@@ -134,12 +145,13 @@ def regrade(row: Mapping[str, Any], desk: desks.Desk, cases: _Cases, where: str)
         raise ResultsError(f"{where}: the recorded score is not what its log replays to (edited?)")
     info = {**dict(row.get("info_metrics") or {}), "case_id": case.case_id, "score": graded}
     info["family"] = getattr(case, "family", "")
-    return desk.episode_fields(info)
+    fields: dict[str, Any] = desk.episode_fields(info)
+    return fields
 
 
 def load_results(paths: Iterable[Path | str], desk_name: str = "gate") -> dict[str, ModelResults]:
     """Every model's rollouts in ``paths``, each scored row re-graded (see the module docstring)."""
-    desk = desks.get(desk_name)
+    desk = _desk(desk_name)
     cases = _Cases(desk)
     chosen: dict[str, dict[tuple[str, int], Rollout]] = {}
     for path in paths:
@@ -183,7 +195,7 @@ def _mean(values: Sequence[Fraction]) -> Fraction:
     return sum(values, Fraction(0)) / len(values)
 
 
-def _case_means(results: ModelResults, desk: desks.Desk) -> dict[str, dict[str, Any]]:
+def _case_means(results: ModelResults, desk: Desk) -> dict[str, dict[str, Any]]:
     """Per case (in order of first appearance): rollouts, scored, and the means over scored rollouts."""
     groups: dict[str, list[Rollout]] = {}
     for rollout in results.rollouts:
@@ -211,7 +223,7 @@ def _case_means(results: ModelResults, desk: desks.Desk) -> dict[str, dict[str, 
 
 def summarize(results: ModelResults, desk_name: str = "gate") -> dict[str, Any]:
     """One model's figures, as ``batchgate report --results --json`` prints them."""
-    desk = desks.get(desk_name)
+    desk = _desk(desk_name)
     per_case = _case_means(results, desk)
     graded = {case_id: entry for case_id, entry in per_case.items() if entry["scored"]}
     scored = [r.episode for r in results.scored if r.episode is not None]
@@ -254,7 +266,9 @@ def report_json(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
 
 def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") -> str:
     """Markdown tables, one column per model: headline, per family, reward distribution."""
-    desk = desks.get(desk_name)
+    from batchgate_gym.app.tables import markdown_table, money
+
+    desk = _desk(desk_name)
     summaries = {model: summarize(r, desk_name) for model, r in results.items()}
     names = list(summaries)
     headline = desk.terms if desk.headline_terms is None else desk.headline_terms
