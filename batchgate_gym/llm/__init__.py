@@ -6,6 +6,12 @@ user from the reset observation, one step per assistant message, tool results as
 which is how the adapter, and anything built on it, is tested without a model.
 Core code: it needs neither Gymnasium nor a model client, only an environment
 object with ``reset`` and ``step``.
+
+Imported only when asked for (they need the ``llm`` extra): :mod:`.server`, a
+local chat-completions server whose answers are a scripted policy's (``batchgate
+serve``); :mod:`.runner`, rollouts against any such API on the ``openai`` client
+(``batchgate run-model``); :mod:`.results`, its result files re-graded from their
+logs (``batchgate report --results``).
 """
 
 from __future__ import annotations
