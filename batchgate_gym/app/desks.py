@@ -125,6 +125,9 @@ class Desk:
     # in something after its episode (the refund desk's log-editing attackers).
     after_episode: Callable[[Any, Any, dict[str, Any]], dict[str, Any]] | None = None
     options: tuple[DeskOption, ...] = ()  # environment keywords the commands take as --NAME
+    # The action an assistant message without tool calls becomes in a chat (None: a
+    # refused turn with a nudge); a desk whose episodes end on a plain reply maps it.
+    chat_no_tool_call: Callable[[str], str] | None = None
 
     @property
     def shown_metrics(self) -> tuple[Metric, ...]:

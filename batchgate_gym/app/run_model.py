@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from .shared import add_case_source, desk_of
+from .shared import add_case_source, desk_of, env_kwargs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             max_retries=args.max_retries,
             backoff=args.backoff,
+            env_kwargs=env_kwargs(args, desk),
             retry_infra=args.retry_infra,
             limit=args.limit,
         )

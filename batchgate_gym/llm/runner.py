@@ -82,6 +82,7 @@ class RunConfig:
     max_backoff: float = 30.0
     retry_infra: bool = False
     limit: int | None = None  # play at most this many rollouts this run (the rest on a rerun)
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)  # the desk's options (rules=...)
 
     def __post_init__(self) -> None:
         if self.mode not in ("tools", "text"):
@@ -225,10 +226,10 @@ async def play_rollout(
 
     desk = desks.get(config.desk)
     tools = desk_tools(config.desk)
-    env = desk.make_env(cases=cases)
+    env = desk.make_env(cases=cases, **config.env_kwargs)
     started = time.perf_counter()
     tally = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    chat = ChatEpisode(env, tools, ChatSettings(mode=config.mode))
+    chat = ChatEpisode(env, tools, ChatSettings(mode=config.mode, no_tool_call=desk.chat_no_tool_call))
     case = cases[index]
     row: dict[str, Any] = {
         "desk": config.desk,

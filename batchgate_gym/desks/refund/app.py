@@ -9,6 +9,7 @@ environment argument (``env_kwargs={"rules": "original"}`` in ``evaluate``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from batchgate_gym.app.desks import Desk, DeskOption, Metric, register
@@ -50,6 +51,11 @@ def _attacks(cases: list[Any]) -> dict[str, Any]:
     from batchgate_gym.policies.refund import REFUND_ATTACKERS, CarefulRefundPolicy
 
     return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in REFUND_ATTACKERS.items()}}
+
+
+def _reply(content: str) -> str:
+    """A model's plain message is its answer to the customer: the ``reply`` that ends the episode."""
+    return json.dumps({"name": "reply", "arguments": {"message": content}})
 
 
 def _kind(name: str) -> str:
@@ -122,6 +128,7 @@ def _make() -> Desk:
         attack_target="careful",
         attack_kind=_kind,
         after_episode=_after_episode,
+        chat_no_tool_call=_reply,
         options=(
             DeskOption(
                 "rules",
