@@ -51,7 +51,12 @@ def _same(ours: dict, theirs: dict, name: str) -> None:
 def test_the_original_rules_give_the_originals_figures_per_case(command: str) -> None:
     extra = ["--policies", "naive,careful,refuse-all"] if command == "report" else []
     ours = batchgate(command, "--desk", "refund", "--cases", str(CASES), "--rules", "original", *extra)
-    names = ("naive", "careful", "refuse-all") if command == "report" else tuple(ours)
+    # attacks also shows our further attackers, which the original never measured.
+    names = (
+        ("naive", "careful", "refuse-all")
+        if command == "report"
+        else tuple(n for n in ours if n in EXPECTED["policies"])
+    )
     assert len(names) == (3 if command == "report" else 7)
     for name in names:
         _same(ours[name], EXPECTED["policies"][name], name)
