@@ -2,8 +2,9 @@
 
 Wiring, not core: how the commands make the refund desk's environment, where its
 cases come from, its policies and attackers, and the terms and metrics its tables
-show. Imports of the desk's environment and policies happen inside functions, so
-naming the desk costs nothing until a command plays it. Rule sets are an
+show, and its speed benchmark (``batchgate bench --desk refund``). Imports of the
+desk's environment and policies happen inside functions, so naming the desk costs
+nothing until a command plays it. Rule sets are an
 environment argument (``env_kwargs={"rules": "original"}`` in ``evaluate``).
 """
 
@@ -79,6 +80,142 @@ def _after_episode(env: Any, policy: Any, info: dict[str, Any]) -> dict[str, Any
     return {**info, "score": score.as_dict()}
 
 
+# -- the speed benchmark ------------------------------------------------------------------
+
+
+_BENCH_SIZES = ("repeats", "episodes", "steps", "resets", "procedural_resets")
+"""The fields of the benchmark's config the refund desk uses (the rest are the gate's)."""
+
+
+class RefundBench:
+    """``batchgate bench --desk refund``: the refund desk's speed, measured like the gate's.
+
+    Episodes per second of careful and naive on our eval split through the full text
+    interface (each graded, as ``evaluate`` plays it), steps per second of one cheap
+    call (``lookup_order``), and the time of a reset to a built case and to a fresh
+    procedural one. Every figure is a median over ``config.repeats`` runs, pinned to
+    one core where the platform allows it; the sizes come from the gate's
+    :class:`~batchgate_gym.app.bench.config.BenchConfig` (``episodes``, ``steps``,
+    ``resets``, ``procedural_resets``, ``repeats``).
+    """
+
+    @staticmethod
+    def run_benchmark(config: Any, log: Any = lambda _: None, clock: str = "wall") -> dict[str, Any]:
+        from batchgate_gym.app.bench.harness import machine, one_core, use_clock
+
+        use_clock(clock)
+        result: dict[str, Any] = {
+            "desk": "refund",
+            "machine": machine(),
+            "config": {name: getattr(config, name) for name in _BENCH_SIZES},
+            "clock": clock,
+        }
+        with one_core() as core:
+            result["machine"]["pinned_core"] = core
+            log("episodes")
+            result["episodes"] = {name: _episodes_per_second(name, config) for name in ("careful", "naive")}
+            log("steps")
+            result["steps_per_second"] = {"lookup_order": _lookup_steps_per_second(config)}
+            log("resets")
+            result["reset"] = _reset_times(config)
+        return result
+
+    @staticmethod
+    def markdown(result: dict[str, Any]) -> str:
+        from batchgate_gym.app.tables import markdown_table
+
+        episodes, reset = result["episodes"], result["reset"]
+        rows = [
+            (
+                "careful, episodes/s (eval split, text interface, graded)",
+                f"{episodes['careful']['episodes_per_second']:,.0f}",
+            ),
+            ("naive, episodes/s", f"{episodes['naive']['episodes_per_second']:,.0f}"),
+            ("lookup_order, steps/s", f"{result['steps_per_second']['lookup_order']:,.0f}"),
+            ("reset, built case (µs)", f"{reset['reset_built_us']:,.1f}"),
+            ("reset, fresh procedural case (ms)", f"{reset['reset_procedural_ms']:,.3f}"),
+        ]
+        return markdown_table(["measure (median)", "value"], rows)
+
+
+def _episodes_per_second(name: str, config: Any) -> dict[str, Any]:
+    from batchgate_gym.app.bench.harness import median_rate, timed_runs
+    from batchgate_gym.app.desks import get
+    from batchgate_gym.app.evaluate import run_episode
+    from batchgate_gym.policies.refund import REFUND_POLICIES
+
+    desk = get("refund")
+    env = _env("eval")
+    policy = REFUND_POLICIES[name]()
+    n_cases = len(env.source)
+
+    def loop(count: int) -> int:
+        calls = 0
+        for index in range(count):
+            reset = {"options": {"case_index": index % n_cases}}
+            calls += run_episode(env, policy, index, reset, desk).calls
+        return calls
+
+    calls = loop(n_cases)  # builds every case once; counts the calls of one pass
+    runs = timed_runs(lambda: loop(config.episodes), config.repeats)
+    env.close()
+    rate = median_rate(runs, config.episodes)
+    return {
+        "episodes_per_second": round(rate, 1),
+        "ms_per_episode": round(1000 / rate, 4),
+        "calls_per_episode": round(calls / n_cases, 2),
+    }
+
+
+def _lookup_steps_per_second(config: Any) -> float:
+    from batchgate_gym.app.bench.harness import median_rate, timed_runs
+
+    env = _env("eval", max_turns=config.steps + 1)  # no run reaches the turn limit
+    env.reset(seed=0, options={"case_index": 0})
+    step = f'lookup_order("{env.unwrapped.world.case.order.order_id}")'
+
+    def run() -> None:
+        env.reset(options={"case_index": 0})  # a fresh log each run
+        for _ in range(config.steps):
+            env.step(step)
+
+    rate = median_rate(timed_runs(run, config.repeats), config.steps)
+    env.close()
+    return round(rate, 1)
+
+
+def _reset_times(config: Any) -> dict[str, float]:
+    from batchgate_gym.app.bench.harness import median_rate, timed_runs
+
+    built = _env("eval")
+    built.reset(seed=0)
+    n_cases = len(built.source)
+
+    def built_resets() -> None:
+        for index in range(config.resets):
+            built.reset(options={"case_index": index % n_cases})
+
+    built_runs = timed_runs(built_resets, config.repeats)
+    procedural = _env()
+    seeds = iter(range(10**9))  # every reset draws a case never built before
+
+    def fresh_resets() -> None:
+        for _ in range(config.procedural_resets):
+            procedural.reset(seed=next(seeds))
+
+    fresh_runs = timed_runs(fresh_resets, config.repeats)
+    built.close()
+    procedural.close()
+    return {
+        "reset_built_us": round(1e6 / median_rate(built_runs, config.resets), 2),
+        "reset_procedural_ms": round(1e3 / median_rate(fresh_runs, config.procedural_resets), 4),
+    }
+
+
+def _bench() -> Any:
+    return RefundBench
+
+
 def _make() -> Desk:
     from batchgate_gym.policies.refund import REFUND_ATTACKERS, REFUND_POLICIES
 
@@ -128,6 +265,7 @@ def _make() -> Desk:
         attack_target="careful",
         attack_kind=_kind,
         after_episode=_after_episode,
+        bench=_bench,
         chat_no_tool_call=_reply,
         options=(
             DeskOption(
