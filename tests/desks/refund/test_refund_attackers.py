@@ -8,7 +8,6 @@ hands in an edited log after its episode; that log is what is graded (as
 
 from __future__ import annotations
 
-import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -115,7 +114,6 @@ def test_refusing_everything_beats_blind_retrying_on_our_eval_split() -> None:
 
 
 def test_careful_scores_one_on_eval_train_and_a_thousand_fresh_cases() -> None:
-    started = time.perf_counter()
     assert mean_reward("eval", "default", "careful", by_index(32)) == 1.0
     assert mean_reward("train", "default", "careful", by_index(320)) == 1.0
     env = RefundDeskEnv(rules="default")
@@ -128,7 +126,6 @@ def test_careful_scores_one_on_eval_train_and_a_thousand_fresh_cases() -> None:
     finally:
         env.close()
     assert low == {}
-    assert time.perf_counter() - started < 15, "the refund desk is meant to be fast"
 
 
 def _episode_log(
