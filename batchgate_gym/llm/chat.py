@@ -102,11 +102,7 @@ class ChatEpisode:
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> list[Message]:
         """Start an episode; the system and user messages a model is first shown."""
         observation, _info = self.env.reset(seed=seed, options=options)
-        brief, _, case = observation.rpartition("\n\n")
-        self.messages = [
-            {"role": "system", "content": brief or case},
-            {"role": "user", "content": case if brief else ""},
-        ]
+        self.messages = opening_messages(observation)
         self.done = False
         return list(self.messages)
 
@@ -116,28 +112,43 @@ class ChatEpisode:
             raise RuntimeError("the episode is over; reset before sending another message")
         assistant = _assistant(message)
         self.messages.append(assistant)
-        calls = assistant.get("tool_calls") or []
-        action = self._action(assistant, calls)
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        observation, reward, terminated, truncated, info = self.env.step(action_of(assistant, self.settings))
         self.done = terminated or truncated
-        if self.settings.mode == "tools" and calls:
-            drawn = _tool_messages(observation, calls)
-        elif self.settings.mode == "tools" and self.settings.no_tool_call is None:
-            drawn = [{"role": "user", "content": f"{self.settings.nudge}\n{observation}"}]
-        else:
-            drawn = [{"role": "user", "content": observation}]
+        drawn = answer_messages(observation, assistant, self.settings)
         self.messages.extend(drawn)
         return ChatStep(drawn, float(reward), terminated, truncated, info)
 
-    def _action(self, assistant: Message, calls: list[Any]) -> str:
-        content = assistant.get("content") or ""
-        if self.settings.mode == "text":
-            return content
-        if calls:
-            return json.dumps([_as_call(call) for call in calls])
-        if self.settings.no_tool_call is not None:
-            return self.settings.no_tool_call(content)
-        return ""  # refused and logged by the environment, like any action without a call
+
+def opening_messages(observation: str) -> list[Message]:
+    """The reset observation as a system message (the brief) and a user message (the case)."""
+    brief, _, case = observation.rpartition("\n\n")
+    return [
+        {"role": "system", "content": brief or case},
+        {"role": "user", "content": case if brief else ""},
+    ]
+
+
+def action_of(assistant: Mapping[str, Any], settings: ChatSettings) -> str:
+    """The one action an assistant message stands for."""
+    content = assistant.get("content") or ""
+    calls = assistant.get("tool_calls") or []
+    if settings.mode == "text":
+        return content
+    if calls:
+        return json.dumps([_as_call(call) for call in calls])
+    if settings.no_tool_call is not None:
+        return settings.no_tool_call(content)
+    return ""  # refused and logged by the environment, like any action without a call
+
+
+def answer_messages(observation: str, assistant: Mapping[str, Any], settings: ChatSettings) -> list[Message]:
+    """The step observation that answered ``assistant``, as the messages a model reads next."""
+    calls = assistant.get("tool_calls") or []
+    if settings.mode == "tools" and calls:
+        return _tool_messages(observation, list(calls))
+    if settings.mode == "tools" and settings.no_tool_call is None:
+        return [{"role": "user", "content": f"{settings.nudge}\n{observation}"}]
+    return [{"role": "user", "content": observation}]
 
 
 def _assistant(message: Mapping[str, Any]) -> Message:
@@ -193,4 +204,14 @@ def _call_id(call: Any, position: int) -> str:
     return given if isinstance(given, str) else f"call_{position}"
 
 
-__all__ = ["DEFAULT_NUDGE", "ChatEpisode", "ChatSettings", "ChatStep", "Message", "TextEnv"]
+__all__ = [
+    "DEFAULT_NUDGE",
+    "ChatEpisode",
+    "ChatSettings",
+    "ChatStep",
+    "Message",
+    "TextEnv",
+    "action_of",
+    "answer_messages",
+    "opening_messages",
+]
