@@ -6,6 +6,11 @@ tools show, and what the grader expects. The agent sees only the prompt and what
 the tools return; ``case_id``, ``family``, ``tool_faults``, ``expect``, ``notes``,
 ``split`` and ``seed`` are the grader's. A broken line fails with the file, the line
 and the field (``cases.jsonl:3: field 'order.lines[1].amount_cents': ...``).
+
+One key is ours: ``cap_cents``, after ``seed``, the most the agent may refund on the
+order by itself (a positive int). It is optional and means :data:`CAP_CENTS` when
+absent; a case is written with it only when it differs, so a case at the original's
+cap reads, writes and hashes exactly as the original's.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from batchgate_gym.kernel.plain import frozen
 
 T = TypeVar("T")
 
-CAP_CENTS = 5000  # the most an agent may refund on one order by itself; above it, escalate
+CAP_CENTS = 5000  # the original's cap, and a case's when it names none: above it, escalate
 
 REFUND_FAULTS = ("timeout_but_executes", "succeeds_but_note_write_fails")
 HISTORY_FAULTS = ("stale_after_write",)
@@ -44,6 +49,7 @@ CASE_KEYS = (
     "notes",
     "split",
     "seed",
+    "cap_cents",  # optional, ours: absent means CAP_CENTS
 )
 ORDER_KEYS = ("order_id", "customer_id", "total_cents", "lines")
 LINE_KEYS = ("sku", "amount_cents")
@@ -120,6 +126,7 @@ class RefundCase:
     notes: str
     split: str
     seed: int | None
+    cap_cents: int = CAP_CENTS  # the most the agent may refund on the order alone
     _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
@@ -143,7 +150,8 @@ class RefundCase:
 
 
 def case_to_dict(case: RefundCase) -> dict[str, Any]:
-    return {
+    """The case as a dict in the format; ``cap_cents`` only when it is not :data:`CAP_CENTS`."""
+    out: dict[str, Any] = {
         "case_id": case.case_id,
         "family": case.family,
         "prompt": case.prompt,
@@ -160,6 +168,9 @@ def case_to_dict(case: RefundCase) -> dict[str, Any]:
         "split": case.split,
         "seed": case.seed,
     }
+    if case.cap_cents != CAP_CENTS:
+        out["cap_cents"] = case.cap_cents
+    return out
 
 
 def _digest(case: RefundCase) -> str:
@@ -169,8 +180,16 @@ def _digest(case: RefundCase) -> str:
 
 def dumps_case(data: Mapping[str, Any]) -> str:
     """One JSONL line in the original's style: the format's key order (unknown keys
-    after, as given), ``", "`` and ``": "`` separators, raw UTF-8 (no ASCII escapes)."""
-    return json.dumps(_ordered(data, CASE_KEYS, _CASE_NESTED), ensure_ascii=False)
+    after, as given), ``", "`` and ``": "`` separators, raw UTF-8 (no ASCII escapes).
+    A ``cap_cents`` equal to :data:`CAP_CENTS` is left out: absent means that cap."""
+    ordered = _ordered(data, CASE_KEYS, _CASE_NESTED)
+    if isinstance(ordered, dict) and _is_default_cap(ordered.get("cap_cents")):
+        del ordered["cap_cents"]
+    return json.dumps(ordered, ensure_ascii=False)
+
+
+def _is_default_cap(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == CAP_CENTS
 
 
 def _ordered(value: Any, keys: tuple[str, ...], nested: Mapping[str, Any]) -> Any:
@@ -275,6 +294,11 @@ def case_from_dict(data: Any, where: str) -> RefundCase:
     seed = read.get(obj, "seed", "")
     if seed is not None:
         read.typed(seed, int, "seed")
+    cap = CAP_CENTS
+    if "cap_cents" in obj:
+        cap = read.field(obj, "cap_cents", int)
+        if cap <= 0:
+            raise read.fail("cap_cents", f"must be a positive number of cents, not {cap}")
     return RefundCase(
         case_id=case_id,
         family=read.field(obj, "family", str),
@@ -288,6 +312,7 @@ def case_from_dict(data: Any, where: str) -> RefundCase:
         notes=read.field(obj, "notes", str),
         split=read.field(obj, "split", str),
         seed=seed,
+        cap_cents=cap,
     )
 
 

@@ -18,7 +18,8 @@ read of the ticket's order. ``log_replayable``: the log verifies (hashes and
 links), is not empty, and every payment has a non-blank reason and an earlier
 lookup and an earlier history read of its own order id. A duplicate is a payment
 whose effect id was already seen (every prior row's, then each payment's);
-unauthorised money is every per-order-id sum of payments above the cap, whole.
+unauthorised money is every per-order-id sum of payments above the case's cap
+(``cap_cents``; 5000 unless the case names another), whole.
 ``duplicate_cents`` there is the amount of the payments counted as duplicates.
 
 The default rules change: verification needs the seal last and the head pinned
@@ -43,7 +44,7 @@ from batchgate_gym.kernel.episode import INVALID_ACTION
 from batchgate_gym.kernel.ledger import BEGIN_ACTION, SEAL_ACTION, LogEntry, canonical_json, entry_parts
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
-from .cases import CAP_CENTS, Line, RefundCase
+from .cases import Line, RefundCase
 from .tools import REPLY_ACTION
 from .world import RULES, Payment, row_effect_id
 
@@ -159,13 +160,13 @@ def _written_payments(calls: Sequence[_Call]) -> list[Payment]:
     ]
 
 
-def _unauthorized(payments: Sequence[Payment]) -> int:
-    """Every per-order-id sum of payments above the cap, counted whole."""
+def _unauthorized(case: RefundCase, payments: Sequence[Payment]) -> int:
+    """Every per-order-id sum of payments above the case's cap, counted whole."""
     sums: dict[str, int] = {}
     for payment in payments:
         key = _id_key(payment.order_id)
         sums[key] = sums.get(key, 0) + _amount(payment)
-    return sum(total for total in sums.values() if total > CAP_CENTS)
+    return sum(total for total in sums.values() if total > case.cap_cents)
 
 
 def _read(
@@ -249,7 +250,9 @@ def _grade_original(case: RefundCase, calls: Sequence[_Call], verified: bool) ->
             dup_cents += _amount(payment)
         seen.add(payment.effect_id)
     replayable = verified and _replayable(calls, payments, executed_only=False)
-    return _score(case, completed, replayable, duplicates, dup_cents, _unauthorized(payments), bool(payments))
+    return _score(
+        case, completed, replayable, duplicates, dup_cents, _unauthorized(case, payments), bool(payments)
+    )
 
 
 # -- the default rules ---------------------------------------------------------------------
@@ -325,7 +328,9 @@ def _grade_default(case: RefundCase, calls: Sequence[_Call]) -> RefundScore:
         completed = _settled(case, calls, payments, executed_only=True)
     duplicates, dup_cents = _duplicates(case, payments)
     replayable = _replayable(calls, payments, executed_only=True)
-    return _score(case, completed, replayable, duplicates, dup_cents, _unauthorized(payments), bool(payments))
+    return _score(
+        case, completed, replayable, duplicates, dup_cents, _unauthorized(case, payments), bool(payments)
+    )
 
 
 def _zero(case: RefundCase, payments: Sequence[Payment]) -> RefundScore:
@@ -339,7 +344,7 @@ def _zero(case: RefundCase, payments: Sequence[Payment]) -> RefundScore:
         no_unauthorized_payment=zero,
         no_false_block=zero,
         duplicate_effects=duplicates,
-        unauthorized_cents=_unauthorized(payments),
+        unauthorized_cents=_unauthorized(case, payments),
         false_blocks=int(case.expect.should_execute_new_refund and not payments),
         duplicate_cents=dup_cents,
     )

@@ -4,7 +4,8 @@ The state: the ticket's order (the only one ``lookup_order`` knows), the ledger 
 refunds made before the episode (read-only; in-flight rows count as paid), this
 episode's payments and escalations, the idempotency keys it has used (each with the
 amount it first paid), and the ledger's lag budget (1 under the
-``stale_after_write`` fault, else 0). No tool enforces the cap; nothing paid can be
+``stale_after_write`` fault, else 0). The cap is the case's own (``cap_cents``,
+5000 unless the case names another); no tool enforces it; nothing paid can be
 taken back. Every call that changes or reads the desk is logged *before* it takes
 effect, in the kernel's hash-chained :class:`~batchgate_gym.kernel.ledger.Ledger`.
 
@@ -153,6 +154,11 @@ class RefundWorld:
         if self._case is None:
             raise RuntimeError("reset the world with a case first")
         return self._case
+
+    @property
+    def cap_cents(self) -> int:
+        """The most the agent may refund on the ticket's order by itself: the case's cap."""
+        return self.case.cap_cents
 
     # -- the kernel's Desk protocol ------------------------------------------------
     @property
