@@ -21,7 +21,7 @@ import numpy as np
 
 from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
 
-from .cases import RefundCase, case_from_dict, load_cases
+from .cases import CAP_CENTS, RefundCase, case_from_dict, load_cases
 from .generator.build import (
     DEFAULT_FAULT_RATE,
     DEFAULT_LAG_DEPTH,
@@ -32,7 +32,7 @@ from .generator.build import (
 )
 from .generator.splits import SPLITS
 
-_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate")
+_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate", "cap_cents")
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class ProceduralRefundCases:
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``lines``,
-    ``prior_rows``, ``lag_depth`` and ``fault_rate`` scale it; ``case_seed`` names
+    ``prior_rows``, ``lag_depth``, ``fault_rate`` and ``cap_cents`` (the refund cap
+    the case carries and its amounts are planted around) scale it; ``case_seed`` names
     the case's seed outright instead of drawing it with the environment's generator.
     The knobs are checked when the source is made and again, merged with a reset's
     options, before each case is built (bounds: ``check_knobs`` in
@@ -54,6 +55,7 @@ class ProceduralRefundCases:
     prior_rows: int | None = DEFAULT_PRIOR_ROWS
     lag_depth: int | None = DEFAULT_LAG_DEPTH
     fault_rate: float | None = DEFAULT_FAULT_RATE
+    cap_cents: int = CAP_CENTS
 
     def __post_init__(self) -> None:
         for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():

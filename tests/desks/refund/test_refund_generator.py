@@ -406,8 +406,15 @@ def test_knobs_scale_the_case() -> None:
         ({"fault_rate": 1.5}, r"fault_rate must be None or a number in \[0, 1\]"),
         ({"fault_rate": float("nan")}, "fault_rate must be"),
         ({"fault_rate": True}, "fault_rate must be"),
-        ({"cap_cents": 0}, "cap_cents must be a positive int"),
-        ({"cap_cents": 4000}, "cap_cents must be 5000: the refund world"),
+        ({"cap_cents": 0}, "cap_cents must be a positive int of at most 10,000,000 cents"),
+        ({"cap_cents": -5000}, "cap_cents must be a positive int"),
+        (
+            {"cap_cents": 10_000_001},
+            r"cap_cents must be a positive int of at most 10,000,000 cents \(\$100,000\)",
+        ),
+        ({"cap_cents": True}, "cap_cents must be"),
+        ({"cap_cents": 2500.5}, "cap_cents must be"),
+        ({"cap_cents": "5000"}, "cap_cents must be"),
     ],
 )
 def test_bad_knobs_raise_value_errors_naming_the_bound(knobs: dict[str, Any], message: str) -> None:

@@ -6,8 +6,8 @@ The rule (the desk's, and the one every family is built by):
   (an in-flight row counts as paid);
 * the owed line is the first unpaid line, and the owed amount its amount (0 when
   every line is paid);
-* escalate iff the owed amount is above the cap (the owed amount, not the order
-  total); pay iff something is owed and it is not escalated; the correct amount is
+* escalate iff the owed amount is above the case's cap (``cap_cents``, 5000 when the
+  case names none; the owed amount, not the order total); pay iff something is owed and it is not escalated; the correct amount is
   the owed amount when paying, else 0;
 * ``duplicate_risk`` (shown, never scored) iff the payment tool has a fault or
   nothing is owed.
@@ -30,8 +30,15 @@ TIMEOUT = "timeout_but_executes"
 NOTE_FAILS = "succeeds_but_note_write_fails"
 
 
-def derive_expect(case: Mapping[str, Any], cap_cents: int = CAP_CENTS) -> dict[str, Any]:
-    """The expectation the rule gives for this case's order, ledger and faults."""
+def case_cap(case: Mapping[str, Any]) -> int:
+    """The case's cap: its ``cap_cents``, or the original's when it names none."""
+    cap: int = case.get("cap_cents", CAP_CENTS)
+    return cap
+
+
+def derive_expect(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The expectation the rule gives for this case's order, ledger, faults and cap."""
+    cap_cents = case_cap(case)
     order = case["order"]
     ticket = order["order_id"]
     paid = {row["sku"] for row in case["ledger"] if row["order_id"] == ticket}
@@ -46,7 +53,7 @@ def derive_expect(case: Mapping[str, Any], cap_cents: int = CAP_CENTS) -> dict[s
     }
 
 
-def audit_case(case: Mapping[str, Any], cap_cents: int = CAP_CENTS) -> list[str]:
+def audit_case(case: Mapping[str, Any]) -> list[str]:
     """Every problem found with ``case`` (a dict in the JSONL format); ``[]`` if none."""
     try:
         case_from_dict(case, "case")
@@ -55,13 +62,13 @@ def audit_case(case: Mapping[str, Any], cap_cents: int = CAP_CENTS) -> list[str]
     problems = _readable(case)
     if problems:
         return problems
-    derived = derive_expect(case, cap_cents)
+    derived = derive_expect(case)
     for name, value in derived.items():
         given = case["expect"][name]
         if given != value:
             problems.append(
                 f"expect.{name} is {given!r}, but the order and ledger give {value!r}"
-                f" ({_owed_story(case, cap_cents)})"
+                f" ({_owed_story(case, case_cap(case))})"
             )
     check = FAMILY_TRAPS.get(case["family"])
     if check is not None:
@@ -207,4 +214,4 @@ FAMILY_TRAPS = {
 }
 
 
-__all__ = ["FAMILY_TRAPS", "audit_case", "derive_expect"]
+__all__ = ["FAMILY_TRAPS", "audit_case", "case_cap", "derive_expect"]

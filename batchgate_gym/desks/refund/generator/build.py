@@ -8,6 +8,13 @@ expectation is derived from what was laid out by one rule: the owed line is the 
 the customer asks about, unless every line already has money on the ledger (then
 nothing is owed); escalate iff the owed amount is above the cap; pay iff something is
 owed and it is not escalated.
+
+The cap is a knob (``cap_cents``, 1 to :data:`MAX_CAP_CENTS`). Every amount is drawn
+relative to it: the owed line just under it (a second payment crosses it), at it,
+a little or well over it, or well under it; the other lines from 4% to 240% of it.
+At the original's cap (5000) the draws are the original generator's, number for
+number, so the committed splits do not change; a case at any other cap carries its
+cap (``cap_cents``), which its world, task text, grader and audit then use.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ BACKGROUND_ROWS = (0, 3)  # background rows drawn when prior_rows is not given
 
 MAX_LINES = 20
 MAX_PRIOR_ROWS = 200
+MAX_CAP_CENTS = 10_000_000  # $100,000: the largest cap the generator plants amounts around
 WORLD_LAG_DEPTH = 1  # the world misses this episode's payments on at most one history read
 SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
 
@@ -48,6 +56,7 @@ KNOB_DEFAULTS: dict[str, Any] = {
     "prior_rows": DEFAULT_PRIOR_ROWS,
     "lag_depth": DEFAULT_LAG_DEPTH,
     "fault_rate": DEFAULT_FAULT_RATE,
+    "cap_cents": CAP_CENTS,
 }
 
 
@@ -73,9 +82,12 @@ def build_case(
     (the world implements one; the default lags where the case has a payment fault).
     ``fault_rate``: 0 to 1, how often a family without a fault of its own gets one
     (a timeout or a failed note, half each); the two fault families always have theirs.
-    ``cap_cents``: the cap the expectation is judged against; only 5000 (the cap the
-    world, its task text and the grader hold) is accepted. Every knob is checked before
-    anything is built; a bad one raises ``ValueError`` naming it and its bound.
+    ``cap_cents``: the most the agent may refund on the order alone, 1 to 10,000,000
+    (:data:`MAX_CAP_CENTS`, $100,000: amounts are drawn up to five times the cap, and
+    past that a cent is noise); the amounts are planted around it and the expectation
+    judged against it, and a case at another cap than 5000 carries it. Every knob is
+    checked before anything is built; a bad one raises ``ValueError`` naming it and
+    its bound.
     """
     return compose(
         seed,
@@ -118,8 +130,9 @@ def compose(
         prior_rows=prior_rows,
         lag_depth=lag_depth,
         fault_rate=fault_rate,
+        cap_cents=cap_cents,
     )
-    cap = check_cap(cap_cents)
+    cap = knobs["cap_cents"]
     rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
     family = knobs["family"] if knobs["family"] is not None else FAMILIES[rng.randrange(len(FAMILIES))]
     variant = knobs["variant"] if knobs["variant"] is not None else rng.randrange(variants(family))
@@ -142,7 +155,7 @@ def compose(
     prompt = template.format(
         item=draft.nouns[asked], order=draft.order_id, earlier=draft.earlier or draft.order_id
     )
-    return {
+    case: dict[str, Any] = {
         "case_id": case_id if case_id is not None else f"proc-{seed}",
         "family": family,
         "prompt": prompt,
@@ -167,6 +180,9 @@ def compose(
         "split": split,
         "seed": seed,
     }
+    if cap != CAP_CENTS:
+        case["cap_cents"] = cap  # absent means the original's cap
+    return case
 
 
 # -- the knobs, checked in one place --------------------------------------------------------
@@ -178,7 +194,8 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     ``family`` ``None`` or one of :data:`FAMILIES`; ``variant`` ``None`` or an int in
     ``0 .. variants(family) - 1``, only with ``family``; ``lines`` ``None`` or an int in
     1..20; ``prior_rows`` ``None`` or an int in 0..200; ``lag_depth`` ``None``, 0 or 1;
-    ``fault_rate`` ``None`` or a number in [0, 1]. Booleans are not numbers here.
+    ``fault_rate`` ``None`` or a number in [0, 1]; ``cap_cents`` an int in
+    1..10,000,000 (:func:`check_cap`). Booleans are not numbers here.
     Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
     """
     unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
@@ -198,6 +215,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     out["prior_rows"] = _optional_int("prior_rows", given["prior_rows"], 0, MAX_PRIOR_ROWS)
     out["lag_depth"] = _lag_depth(given["lag_depth"])
     out["fault_rate"] = _fault_rate(given["fault_rate"])
+    out["cap_cents"] = check_cap(given["cap_cents"])
     return out
 
 
@@ -215,16 +233,10 @@ def check_int(name: str, value: Any, low: int, high: int, bound: str | None = No
 
 
 def check_cap(value: Any) -> int:
-    """The cap: a positive int, and today exactly the world's (5000 cents)."""
-    cap = as_int(value)
-    if cap is None or cap <= 0:
-        raise ValueError(f"cap_cents must be a positive int, not {short_repr(value)}")
-    if cap != CAP_CENTS:
-        raise ValueError(
-            f"cap_cents must be {CAP_CENTS}: the refund world, its task text and its grader hold the cap"
-            f" at {CAP_CENTS} cents, so a case judged against {cap} would be graded against another cap"
-        )
-    return cap
+    """The cap: an int (not a bool) in ``1 .. MAX_CAP_CENTS``."""
+    return check_int(
+        "cap_cents", value, 1, MAX_CAP_CENTS, f"a positive int of at most {MAX_CAP_CENTS:,} cents ($100,000)"
+    )
 
 
 def _optional_int(name: str, value: Any, low: int, high: int) -> int | None:
@@ -292,22 +304,29 @@ class Draft:
     def count(self) -> int:
         return len(self.skus)
 
+    def scaled(self, permille: int) -> int:
+        """``permille`` thousandths of the cap, in whole cents, at least 1 (at a cap of
+        5000, five times ``permille``: the original's steps of 5 cents)."""
+        return max(1, permille * self.cap // 1000)
+
     # amounts, by what they are against the cap
     def amount(self, kind: str) -> int:
         rng, cap = self.rng, self.cap
         if kind == "under":
-            return rng.randrange(60, cap // 5) * 5  # 300 .. cap - 5
+            return self.scaled(rng.randrange(60, 1000))  # 6% .. 99.9% of the cap
         if kind == "near":
-            return rng.randint(cap - 99, cap - 1)
+            # Just under the cap, and above half of it: paying it twice crosses the cap.
+            low = max(cap - 99, cap // 2 + 1)
+            return rng.randint(low, cap - 1) if low < cap else cap
         if kind == "at":
             return cap
         if kind == "over":
             return (
                 rng.randint(cap + 1, cap + 200)
                 if rng.random() < 0.2
-                else rng.randrange(cap + 200, 5 * cap + 1, 50)
+                else rng.randrange(cap + 200, max(5 * cap, cap + 250) + 1, 50)
             )
-        return rng.randrange(40, 2400) * 5  # a line nobody asks about: 200 .. 11,995
+        return self.scaled(rng.randrange(40, 2400))  # a line nobody asks about: 4% .. 240% of the cap
 
     def other_order(self, near: bool = False) -> str:
         """A fresh order id that is not the ticket's; ``near``: an earlier one of the customer's."""
@@ -452,10 +471,10 @@ def _legit_partial(draft: Draft, variant: int, spec: Variant) -> None:
         draft.amounts[paid[-1]] = draft.amounts[owed]  # the prior row differs only in its sku
     if variant == 3:
         for index in paid:
-            draft.amounts[index] = rng.randrange(600, 1800) * 5  # 3,000 .. 8,995
+            draft.amounts[index] = draft.scaled(rng.randrange(600, 1800))  # 60% .. 180% of the cap
     draft.fill()
     if variant == 3 and sum(draft.amounts) <= draft.cap:
-        draft.amounts[paid[0]] += draft.cap - sum(draft.amounts) + rng.randrange(1, 400) * 5
+        draft.amounts[paid[0]] += draft.cap - sum(draft.amounts) + draft.scaled(rng.randrange(1, 400))
     day = -rng.randint(0, 10)
     for index in paid:
         draft.pay_line(index, ("full", "line", "opaque")[rng.randrange(3)], day)
@@ -514,6 +533,7 @@ __all__ = [
     "DEFAULT_LINES",
     "DEFAULT_PRIOR_ROWS",
     "KNOB_DEFAULTS",
+    "MAX_CAP_CENTS",
     "MAX_LINES",
     "MAX_PRIOR_ROWS",
     "WORLD_LAG_DEPTH",
