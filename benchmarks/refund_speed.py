@@ -1,0 +1,71 @@
+"""Refund desk speed benchmark: writes benchmarks/results/refund_speed.json and refund_speed.md.
+
+Runs the refund desk's own bench hook, the code behind ``batchgate bench --desk
+refund`` (medians over repeated runs, pinned to one core where the platform allows
+it), at the default size unless ``--quick`` or ``--repeats`` says otherwise; this
+script only adds the files and the machine's load averages before and after the run,
+so that a figure taken on a busy machine says so. ``--clock cpu`` times this
+process's CPU instead of the wall clock (steadier when the machine is shared).
+
+    python benchmarks/refund_speed.py [--quick] [--repeats N] [--clock cpu] [--out benchmarks/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from batchgate_gym.app.bench import add_arguments, config_from
+from batchgate_gym.app.desks import get
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or ``None`` where the platform has none."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def load_note(result: dict[str, Any]) -> str:
+    """One line on how busy the machine was while the figures were taken."""
+    cpus = result["machine"].get("cpus")
+    before, after = result["load_before"], result["load_after"]
+    if before is None or after is None:
+        return f"Machine load: not available on this platform ({cpus} CPUs)."
+    return (
+        f"Machine load (1-minute average) {before[0]:.2f} before and {after[0]:.2f} after, "
+        f"on {cpus} CPUs; pinned core {result['machine'].get('pinned_core')}; clock: {result['clock']}."
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    add_arguments(parser)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
+    args = parser.parse_args(argv)
+    bench = get("refund").bench
+    assert bench is not None, "the refund desk has a bench hook"
+    hooks = bench()
+    before = load_average()
+    result = hooks.run_benchmark(
+        config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock
+    )
+    result["load_before"], result["load_after"] = before, load_average()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "refund_speed.json").write_text(json.dumps(result, indent=1) + "\n")
+    words = argv if argv is not None else sys.argv[1:]
+    command = " ".join(["python benchmarks/refund_speed.py", *words])
+    table = f"{hooks.markdown(result)}\n\n{load_note(result)}"
+    (out / "refund_speed.md").write_text(f"<!-- made by: {command} -->\n\n{table}\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
