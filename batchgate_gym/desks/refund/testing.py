@@ -294,6 +294,7 @@ def case_dicts(
     prior_rows: int | st.SearchStrategy[int | None] | None = None,
     lag_depth: int | st.SearchStrategy[int | None] | None = None,
     fault_rate: float | st.SearchStrategy[float | None] | None = None,
+    cap_cents: int | st.SearchStrategy[int] | None = None,
     seeds: st.SearchStrategy[int] | None = None,
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Procedural cases in the JSONL dict format, from the generator's seeds and knobs.
@@ -301,7 +302,8 @@ def case_dicts(
     ``families`` limits the families drawn (default: any, or the generator's own
     choice); a variant of a drawn family is drawn too (or left to the generator).
     ``lines``, ``prior_rows``, ``lag_depth`` and ``fault_rate`` each take a value or
-    a strategy (``None``: the generator's default); their bounds are the
+    a strategy (``None``: the generator's default), and so does ``cap_cents`` (the
+    case's own refund cap; ``None`` leaves the generator's); their bounds are the
     generator's (``check_knobs``).
     """
     from .generator import FAMILIES, build_case
@@ -311,6 +313,7 @@ def case_dicts(
     @st.composite
     def draw(draw_: st.DrawFn) -> dict[str, Any]:
         fam = draw_(family)
+        cap = draw_(_as_strategy(cap_cents))
         return build_case(
             draw_(seeds if seeds is not None else st.integers(0, 2**31 - 1)),
             family=fam,
@@ -319,6 +322,7 @@ def case_dicts(
             prior_rows=draw_(_as_strategy(prior_rows)),
             lag_depth=draw_(_as_strategy(lag_depth)),
             fault_rate=draw_(_as_strategy(fault_rate)),
+            **({} if cap is None else {"cap_cents": cap}),
         )
 
     return draw()
