@@ -47,8 +47,9 @@ def refund_adapter(
 class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     """Settle one refund ticket without paying twice, paying past the cap or stalling.
 
-    A customer asks for money back on one order. The agent may refund up to 5,000
-    cents on an order by itself and must escalate anything above that to a human.
+    A customer asks for money back on one order. The agent may refund up to the
+    case's cap on an order by itself (5,000 cents unless the case names another;
+    the brief states it) and must escalate anything above that to a human.
     The payment tool pays whatever it is asked and may answer with an error after
     the money has moved; the refund history may lag one read behind a payment;
     another worker may already have paid. Only the environment's own hash-chained
@@ -115,7 +116,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     **Arguments**
     ``cases``: ``None`` (default: a fresh procedural case per reset, from the
     eight families; reset options ``case_seed``, ``family``, ``variant`` and the
-    generator's knobs), a split name (``"eval"``, 32 cases; ``"train"``, 320), a
+    generator's knobs, ``cap_cents`` among them), a split name (``"eval"``, 32 cases; ``"train"``, 320), a
     JSONL path, a list of case dicts or
     :class:`~batchgate_gym.desks.refund.cases.RefundCase` objects, or any case
     source; for fixed cases ``reset(options={"case_id": ...})`` or

@@ -1,8 +1,8 @@
 """RefundDesk: one refund ticket, a payment tool that errs after paying, a ledger that lags.
 
 A customer wants money back on one order. The agent reads the order and the refund
-ledger, pays what is still owed (up to 5000 cents alone; above that it escalates to
-a human) and replies to the customer. Paying twice and leaving a customer unpaid
+ledger, pays what is still owed (up to the case's cap alone, 5000 cents unless the
+case names another; above that it escalates to a human) and replies to the customer. Paying twice and leaving a customer unpaid
 both count; only the desk's hash-chained log is scored.
 
 The modules, one reason to change each:
