@@ -1,10 +1,16 @@
 """Hypothesis strategies and a state machine for fuzzing the grader and your own agents.
 
-The public home of every desk's fuzzing helpers; today the batch gate's, defined
-in :mod:`batchgate_gym.desks.gate.testing` (see there for what each one draws).
+The public home of every desk's fuzzing helpers. The batch gate's, defined in
+:mod:`batchgate_gym.desks.gate.testing`, are here by name (``cases``, ``episodes``,
+``GateMachine``, ``tampered_logs``, the settings profiles, ...); each other desk's
+are a submodule of the same names: ``batchgate_gym.testing.refund`` is
+:mod:`batchgate_gym.desks.refund.testing`.
 """
 
 from __future__ import annotations
 
 from .desks.gate.testing import *  # noqa: F403
-from .desks.gate.testing import __all__ as __all__
+from .desks.gate.testing import __all__ as _gate_names
+from .desks.refund import testing as refund
+
+__all__ = [*_gate_names, "refund"]

@@ -84,3 +84,14 @@ def test_the_command_prints_the_result_as_json() -> None:
     _check(out)
     assert out["config"]["repeats"] == 1
     assert "[bench] episodes" in done.stderr
+
+
+def test_the_refund_speed_script_writes_its_table_and_figures(tmp_path) -> None:
+    from benchmark_scripts import load_script
+
+    script = load_script("refund_speed")
+    assert script.main(["--quick", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "refund_speed.md").read_text()
+    figures = json.loads((tmp_path / "refund_speed.json").read_text())
+    assert table.startswith("<!-- made by: python benchmarks/refund_speed.py") and "careful" in table
+    assert figures
