@@ -9,7 +9,6 @@ file, the line and the field, never with a KeyError deep inside an episode.
 from __future__ import annotations
 
 import hashlib
-import json
 import operator
 import os
 import re
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from batchgate_gym.kernel.case_files import check_unique, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
@@ -154,19 +154,7 @@ def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> 
 
 
 def _load_file(path: Path) -> list[Case]:
-    cases: list[Case] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CaseFormatError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
-            cases.append(case_from_dict(data, where))
-    if not cases:
-        raise CaseFormatError(f"{path}: no cases in file")
+    cases = read_jsonl(path, case_from_dict, CaseFormatError)
     _check_unique([case.case_id for case in cases], str(path), "case_id")
     return cases
 
@@ -294,8 +282,4 @@ def _expect_int(value: Any, where: str, path: str) -> int:
 
 
 def _check_unique(values: list[str], where: str, path: str) -> None:
-    seen: set[str] = set()
-    for value in values:
-        if value in seen:
-            raise CaseFormatError(f"{where}: field '{path}': {value!r} appears twice")
-        seen.add(value)
+    check_unique(values, where, path, CaseFormatError)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from batchgate_gym.kernel.case_files import check_unique, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
@@ -230,29 +231,13 @@ def load_cases(
 
 
 def _load_file(path: Path) -> list[RefundCase]:
-    cases: list[RefundCase] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CaseFormatError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
-            cases.append(case_from_dict(data, where))
-    if not cases:
-        raise CaseFormatError(f"{path}: no cases in file")
+    cases = read_jsonl(path, case_from_dict, CaseFormatError)
     _check_unique([case.case_id for case in cases], str(path))
     return cases
 
 
 def _check_unique(ids: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for case_id in ids:
-        if case_id in seen:
-            raise CaseFormatError(f"{where}: field 'case_id': {case_id!r} appears twice")
-        seen.add(case_id)
+    check_unique(ids, where, "case_id", CaseFormatError)
 
 
 class _Reader:

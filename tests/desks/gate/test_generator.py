@@ -520,16 +520,15 @@ def _top_level_imports(path: pathlib.Path) -> list[tuple[int, str]]:
 
 def test_generator_imports_only_the_standard_library_the_contract_and_plain_values() -> None:
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
-    # The kernel's plain-values helpers are themselves standard library only.
-    plain = ROOT / "batchgate_gym" / "kernel" / "plain.py"
-    assert all(module.split(".")[0] in stdlib for _, module in _top_level_imports(plain))
+    # The kernel modules it uses (plain values, case files) are themselves standard library only.
+    kernel = ("batchgate_gym.kernel.plain", "batchgate_gym.kernel.case_files")
+    for name in kernel:
+        helper = ROOT / (name.replace(".", "/") + ".py")
+        assert all(module.split(".")[0] in stdlib for _, module in _top_level_imports(helper))
     for path in (ROOT / "batchgate_gym" / "desks" / "gate" / "generator").glob("*.py"):
         for level, module in _top_level_imports(path):
             if level == 0:
-                assert module.split(".")[0] in stdlib or module == "batchgate_gym.kernel.plain", (
-                    path,
-                    module,
-                )
+                assert module.split(".")[0] in stdlib or module in kernel, (path, module)
             elif level == 2:
                 assert module == "contract", (path, module)
 

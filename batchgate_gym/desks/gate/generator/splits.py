@@ -15,6 +15,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.kernel.case_files import write_jsonl
+
 from .build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH, compose
 from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
 from .plan import Layout
@@ -66,10 +68,7 @@ def dumps_case(case: dict[str, Any]) -> str:
 def write_split(name: str, path: str | Path | None = None) -> Path:
     """Write a split as JSONL (one case a line, ``\\n`` endings); returns the path."""
     target = Path(path) if path is not None else split_path(name)
-    text = "".join(dumps_case(case) + "\n" for case in build_split(name))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(text.encode("utf-8"))
-    return target
+    return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
 
 
 def _check(name: str) -> None:

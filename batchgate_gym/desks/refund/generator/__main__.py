@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
+
+from batchgate_gym.kernel.case_files import rewrite_splits
 
 from .splits import SPLITS, write_split
 
 
 def main() -> int:
     """Write every split and print its path, case count and sha256."""
-    for name in SPLITS:
-        path = write_split(name)
-        data = path.read_bytes()
-        lines = data.count(b"\n")
-        print(f"{path}: {lines} cases, sha256 {hashlib.sha256(data).hexdigest()}")
+    print("\n".join(rewrite_splits(SPLITS, write_split)))
     return 0
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.kernel.case_files import write_jsonl
+
 from ..cases import CAP_CENTS, dumps_case
 from .build import DEFAULT_FAULT_RATE, DEFAULT_LAG_DEPTH, DEFAULT_LINES, DEFAULT_PRIOR_ROWS, compose
 from .families import FAMILIES, variants
@@ -60,10 +62,7 @@ def build_split(name: str) -> list[dict[str, Any]]:
 def write_split(name: str, path: str | Path | None = None) -> Path:
     """Write a split as JSONL (one case a line, ``\\n`` endings, raw UTF-8); returns the path."""
     target = Path(path) if path is not None else split_path(name)
-    text = "".join(dumps_case(case) + "\n" for case in build_split(name))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(text.encode("utf-8"))
-    return target
+    return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
 
 
 def _check(name: str) -> None:
