@@ -85,6 +85,24 @@ class TeamGame:
     case_of: Callable[[Any], Any] = lambda env: env.unwrapped.game.case
 
 
+def cases_drawn(make_env: Callable[..., Any]) -> Callable[[Iterable[int]], list[Any]]:
+    """``procedural_cases`` for a desk whose env draws a fresh case per seed: the cases
+    ``reset(seed=s)`` draws by default, read back from the env's world."""
+
+    def draw(seeds: Iterable[int]) -> list[Any]:
+        env = make_env()
+        try:
+            found = []
+            for seed in seeds:
+                env.reset(seed=seed)
+                found.append(env.unwrapped.world.case)
+            return found
+        finally:
+            env.close()
+
+    return draw
+
+
 @dataclass(frozen=True)
 class DeskOption:
     """A keyword of the desk's environment that every command exposes as ``--NAME``."""

@@ -8,10 +8,10 @@ functions, so naming the desk costs nothing until a command plays it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from batchgate_gym.app.desks import Desk, Metric, TeamGame, get, register
+from batchgate_gym.app.desks import Desk, Metric, TeamGame, cases_drawn, get, register
 
 
 def _gate_env(cases: Any = None, **kwargs: Any) -> Any:
@@ -33,19 +33,6 @@ def _gate_split_cases(name: str) -> list[Any]:
     from batchgate_gym.desks.gate.sources import split_cases
 
     return split_cases(name)
-
-
-def _gate_procedural(seeds: Iterable[int]) -> list[Any]:
-    """The cases ``reset(seed=s)`` draws by default, read back from the world."""
-    env = _gate_env()
-    try:
-        found = []
-        for seed in seeds:
-            env.reset(seed=seed)
-            found.append(env.unwrapped.world.case)
-        return found
-    finally:
-        env.close()
 
 
 def _gate_attackers(cases: list[Any]) -> dict[str, Any]:
@@ -132,7 +119,7 @@ def _make_gate() -> Desk:
         default_split="eval",
         split_cases=_gate_split_cases,
         load_cases=_gate_load_cases,
-        procedural_cases=_gate_procedural,
+        procedural_cases=cases_drawn(_gate_env),
         metrics=(
             Metric(
                 "bad_batches_loaded",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from batchgate_gym.app.desks import Desk, DeskOption, Metric, register
+from batchgate_gym.app.desks import Desk, DeskOption, Metric, cases_drawn, register
 
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
@@ -32,19 +32,6 @@ def _split_cases(name: str) -> list[Any]:
     from .sources import split_cases
 
     return split_cases(name)
-
-
-def _procedural(seeds: Any) -> list[Any]:
-    """The cases ``reset(seed=s)`` draws by default, read back from the world."""
-    env = _env()
-    try:
-        found = []
-        for seed in seeds:
-            env.reset(seed=seed)
-            found.append(env.unwrapped.world.case)
-        return found
-    finally:
-        env.close()
 
 
 def _attacks(cases: list[Any]) -> dict[str, Any]:
@@ -236,7 +223,7 @@ def _make() -> Desk:
         default_split="eval",
         split_cases=_split_cases,
         load_cases=_load_cases,
-        procedural_cases=_procedural,
+        procedural_cases=cases_drawn(_env),
         metrics=(
             Metric(
                 "duplicate_effects",
