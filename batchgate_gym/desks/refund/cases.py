@@ -11,6 +11,11 @@ One key is ours: ``cap_cents``, after ``seed``, the most the agent may refund on
 order by itself (a positive int). It is optional and means :data:`CAP_CENTS` when
 absent; a case is written with it only when it differs, so a case at the original's
 cap reads, writes and hashes exactly as the original's.
+
+Another is ``tool_faults.lag_reads``: under ``refund_history: "stale_after_write"``,
+how many history reads after this episode's payment still miss it (an int in 1..5).
+Absent means 1, the original's lag; like the cap it is written only when it is not
+1, so a case with the original's lag reads, writes and hashes as the original's.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ CAP_CENTS = 5000  # the original's cap, and a case's when it names none: above i
 
 REFUND_FAULTS = ("timeout_but_executes", "succeeds_but_note_write_fails")
 HISTORY_FAULTS = ("stale_after_write",)
+LAG_READS = "lag_reads"  # ours, in tool_faults: stale history reads after a payment
+DEFAULT_LAG_READS = 1  # the original's: one read misses the payment
+MAX_LAG_READS = 5
 FAULT_VALUES: Mapping[str, tuple[str, ...]] = {
     "issue_refund": REFUND_FAULTS,
     "refund_history": HISTORY_FAULTS,
@@ -122,7 +130,7 @@ class RefundCase:
     prompt: str
     order: Order
     ledger: tuple[LedgerRow, ...]
-    tool_faults: Mapping[str, str]
+    tool_faults: Mapping[str, str | int]
     expect: Expectation
     notes: str
     split: str
@@ -163,7 +171,7 @@ def case_to_dict(case: RefundCase) -> dict[str, Any]:
             "lines": [{"sku": line.sku, "amount_cents": line.amount_cents} for line in case.order.lines],
         },
         "ledger": [row.as_dict() for row in case.ledger],
-        "tool_faults": dict(case.tool_faults),
+        "tool_faults": _written_faults(case.tool_faults),
         "expect": {name: getattr(case.expect, name) for name in EXPECT_KEYS},
         "notes": case.notes,
         "split": case.split,
@@ -182,11 +190,45 @@ def _digest(case: RefundCase) -> str:
 def dumps_case(data: Mapping[str, Any]) -> str:
     """One JSONL line in the original's style: the format's key order (unknown keys
     after, as given), ``", "`` and ``": "`` separators, raw UTF-8 (no ASCII escapes).
-    A ``cap_cents`` equal to :data:`CAP_CENTS` is left out: absent means that cap."""
+    A ``cap_cents`` equal to :data:`CAP_CENTS` is left out: absent means that cap; so
+    is a ``tool_faults.lag_reads`` of 1."""
     ordered = _ordered(data, CASE_KEYS, _CASE_NESTED)
-    if isinstance(ordered, dict) and _is_default_cap(ordered.get("cap_cents")):
-        del ordered["cap_cents"]
+    if isinstance(ordered, dict):
+        if _is_default_cap(ordered.get("cap_cents")):
+            del ordered["cap_cents"]
+        faults = ordered.get("tool_faults")
+        if isinstance(faults, Mapping):
+            ordered["tool_faults"] = _written_faults(faults)
     return json.dumps(ordered, ensure_ascii=False)
+
+
+def _written_faults(faults: Mapping[str, Any]) -> dict[str, Any]:
+    """The faults as a case file holds them: a ``lag_reads`` of 1 goes unwritten."""
+    value = faults.get(LAG_READS)
+    default = isinstance(value, int) and not isinstance(value, bool) and value == DEFAULT_LAG_READS
+    return {key: item for key, item in faults.items() if not (default and key == LAG_READS)}
+
+
+def lag_reads(case: RefundCase) -> int:
+    """How many history reads after a payment miss it: 0 without ``stale_after_write``,
+    else the case's ``tool_faults.lag_reads`` (1 when absent). A bad value raises
+    ``ValueError`` naming the field."""
+    faults = case.tool_faults
+    if faults.get("refund_history") != "stale_after_write":
+        if LAG_READS in faults:
+            raise ValueError(f"tool_faults.{LAG_READS} needs refund_history: 'stale_after_write'")
+        return 0
+    reads = faults.get(LAG_READS, DEFAULT_LAG_READS)
+    problem = _lag_reads_problem(reads)
+    if problem or not isinstance(reads, int):
+        raise ValueError(f"tool_faults.{LAG_READS}: {problem}")
+    return reads
+
+
+def _lag_reads_problem(value: Any) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LAG_READS:
+        return f"must be an int in 1..{MAX_LAG_READS}, not {value!r}"
+    return None
 
 
 def _is_default_cap(value: Any) -> bool:
@@ -347,14 +389,21 @@ def _row(read: _Reader, data: Any, path: str) -> LedgerRow:
     )
 
 
-def _faults(read: _Reader, obj: Mapping[str, Any]) -> Mapping[str, str]:
+def _faults(read: _Reader, obj: Mapping[str, Any]) -> Mapping[str, str | int]:
     for tool, value in obj.items():
+        if tool == LAG_READS:
+            problem = _lag_reads_problem(value)
+            if problem is None and obj.get("refund_history") != "stale_after_write":
+                problem = "needs refund_history: 'stale_after_write' (a lag is of that fault)"
+            if problem:
+                raise read.fail(f"tool_faults.{LAG_READS}", problem)
+            continue
         allowed = FAULT_VALUES.get(tool)
         if allowed is None:
             raise read.fail(f"tool_faults.{tool}", f"no faults are defined for {tool!r}")
         if value not in allowed:
             raise read.fail(f"tool_faults.{tool}", f"{value!r} is not one of {list(allowed)}")
-    faults: Mapping[str, str] = frozen(obj)
+    faults: Mapping[str, str | int] = frozen(_written_faults(obj))
     return faults
 
 
@@ -379,6 +428,9 @@ def _expect(read: _Reader, obj: Mapping[str, Any]) -> Expectation:
 
 __all__ = [
     "CAP_CENTS",
+    "DEFAULT_LAG_READS",
+    "LAG_READS",
+    "MAX_LAG_READS",
     "CaseFormatError",
     "Expectation",
     "LedgerRow",
@@ -388,5 +440,6 @@ __all__ = [
     "case_from_dict",
     "case_to_dict",
     "dumps_case",
+    "lag_reads",
     "load_cases",
 ]

@@ -3,8 +3,10 @@
 The state: the ticket's order (the only one ``lookup_order`` knows), the ledger of
 refunds made before the episode (read-only; in-flight rows count as paid), this
 episode's payments and escalations, the idempotency keys it has used (each with the
-amount it first paid), and the ledger's lag budget (1 under the
-``stale_after_write`` fault, else 0). The cap is the case's own (``cap_cents``,
+amount it first paid), and the ledger's lag budget (under the
+``stale_after_write`` fault the case's ``tool_faults.lag_reads``, 1 when absent as
+in the original; else 0): each history read of an order this episode has paid on
+spends one, and sees none of the episode's payments while any is left. The cap is the case's own (``cap_cents``,
 5000 unless the case names another); no tool enforces it; nothing paid can be
 taken back. Every call that changes or reads the desk is logged *before* it takes
 effect, in the kernel's hash-chained :class:`~batchgate_gym.kernel.ledger.Ledger`.
@@ -27,7 +29,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
 
-from .cases import LedgerRow, RefundCase
+from .cases import LedgerRow, RefundCase, lag_reads
 from .tools import REFUND_ENDING, REFUND_TOOLS, REPLY_ACTION
 
 RULES = ("default", "original")
@@ -143,9 +145,10 @@ class RefundWorld:
         self.replied = False
 
     def reset(self, case: RefundCase) -> None:
+        budget = lag_reads(case)  # checked before anything changes
         self._case = case
         self._clear()
-        self.lag_budget = 1 if case.tool_faults.get("refund_history") == STALE else 0
+        self.lag_budget = budget
         self.ledger = Ledger(self.log_key)
         self.ledger.begin(case.digest, self.log_settings())
 
