@@ -401,7 +401,7 @@ def test_knobs_scale_the_case() -> None:
         ({"lines": True}, "lines must be"),
         ({"prior_rows": -1}, r"prior_rows must be None or an int in 0\.\.200"),
         ({"prior_rows": 201}, r"prior_rows must be None or an int in 0\.\.200"),
-        ({"lag_depth": 2}, r"lag_depth must be None or an int in 0\.\.1: .* at most 1 history read"),
+        ({"lag_depth": 6}, r"lag_depth must be None or an int in 0\.\.5 \(how many history reads"),
         ({"lag_depth": -1}, "lag_depth must be"),
         ({"fault_rate": 1.5}, r"fault_rate must be None or a number in \[0, 1\]"),
         ({"fault_rate": float("nan")}, "fault_rate must be"),

@@ -27,7 +27,7 @@ from typing import Any
 
 from batchgate_gym.kernel.plain import as_int, short_repr
 
-from ..cases import CAP_CENTS
+from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
 
 TIMEOUT = "timeout_but_executes"
@@ -46,7 +46,7 @@ BACKGROUND_ROWS = (0, 3)  # background rows drawn when prior_rows is not given
 MAX_LINES = 20
 MAX_PRIOR_ROWS = 200
 MAX_CAP_CENTS = 10_000_000  # $100,000: the largest cap the generator plants amounts around
-WORLD_LAG_DEPTH = 1  # the world misses this episode's payments on at most one history read
+WORLD_LAG_DEPTH = MAX_LAG_READS  # the most history reads after a payment a case may have miss it
 SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
 
 KNOB_DEFAULTS: dict[str, Any] = {
@@ -78,8 +78,9 @@ def build_case(
     variants (``variant`` needs ``family``). ``lines``: the order's line count, 1 to
     20, raised to the variant's floor (a partly refunded order needs two). ``prior_rows``:
     background ledger rows of other orders, 0 to 200, on top of the rows the family
-    plants. ``lag_depth``: 0 or 1, how many history reads after a payment miss it
-    (the world implements one; the default lags where the case has a payment fault).
+    plants. ``lag_depth``: 0 to 5, how many history reads after a payment miss it (1 is
+    the original's lag; above 1 the case carries ``tool_faults.lag_reads``; the default
+    lags one read where the case has a payment fault).
     ``fault_rate``: 0 to 1, how often a family without a fault of its own gets one
     (a timeout or a failed note, half each); the two fault families always have theirs.
     ``cap_cents``: the most the agent may refund on the order alone, 1 to 10,000,000
@@ -193,7 +194,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
 
     ``family`` ``None`` or one of :data:`FAMILIES`; ``variant`` ``None`` or an int in
     ``0 .. variants(family) - 1``, only with ``family``; ``lines`` ``None`` or an int in
-    1..20; ``prior_rows`` ``None`` or an int in 0..200; ``lag_depth`` ``None``, 0 or 1;
+    1..20; ``prior_rows`` ``None`` or an int in 0..200; ``lag_depth`` ``None`` or an int in 0..5;
     ``fault_rate`` ``None`` or a number in [0, 1]; ``cap_cents`` an int in
     1..10,000,000 (:func:`check_cap`). Booleans are not numbers here.
     Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
@@ -250,9 +251,8 @@ def _lag_depth(value: Any) -> int | None:
     if depth is not None and 0 <= depth <= WORLD_LAG_DEPTH:
         return depth
     raise ValueError(
-        f"lag_depth must be None or an int in 0..{WORLD_LAG_DEPTH}: the refund world misses a payment"
-        f" on at most {WORLD_LAG_DEPTH} history read after it (stale_after_write), so deeper lag"
-        f" cannot be played; not {short_repr(value)}"
+        f"lag_depth must be None or an int in 0..{WORLD_LAG_DEPTH} (how many history reads after"
+        f" a payment miss it), not {short_repr(value)}"
     )
 
 
@@ -499,8 +499,9 @@ def _faults(
     fixed: str | None,
     rate: float | None,
     lag_depth: int | None,
-) -> dict[str, str]:
-    """The tool faults: the family's own, else a fixed or drawn one; then the lag."""
+) -> dict[str, str | int]:
+    """The tool faults: the family's own, else a fixed or drawn one; then the lag, with
+    its depth when that is more than the original's one read."""
     draw, kind = rng.random(), (TIMEOUT, NOTE_FAILS)[rng.randrange(2)]  # drawn always: a stable sequence
     fault = FAULT_OF_FAMILY.get(family)
     if fault is None:
@@ -509,9 +510,11 @@ def _faults(
         elif draw < (FAMILY_FAULT_RATE if rate is None else rate):
             fault = kind
     lag = (fault is not None and spec.lag) if lag_depth is None else lag_depth >= 1
-    faults = {"issue_refund": fault} if fault else {}
+    faults: dict[str, str | int] = {"issue_refund": fault} if fault else {}
     if lag:
         faults["refund_history"] = STALE
+        if lag_depth is not None and lag_depth > 1:
+            faults[LAG_READS] = lag_depth
     return faults
 
 
