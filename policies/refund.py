@@ -90,7 +90,7 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from batchgate_gym.kernel.ledger import GENESIS, entry_hash
+from batchgate_gym.kernel.ledger import rechain
 from batchgate_gym.kernel.text_policy import action, call, result_of
 
 from .base import Policy
@@ -185,6 +185,24 @@ class ScriptedRefundPolicy:
         if reason is None:
             reason = f"refund above the {self.cap_cents}-cent limit needs a human"
         return call("escalate", order_id=self.order_id, reason=reason)
+
+    def owed_line(self) -> Generator[str, str, tuple[str, int] | None]:
+        """Read the order and its history: the first unpaid line and its amount, or None when
+        nothing is owed (the reply then says so)."""
+        seen = yield action(self.lookup(), self.history())
+        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        if chosen is None:
+            self.closing = "Our records show this order has already been refunded."
+        return chosen
+
+    def payable_line(self) -> Generator[str, str, tuple[str, int] | None]:
+        """:meth:`owed_line`, escalated instead (and None) when its amount is above the cap."""
+        chosen = yield from self.owed_line()
+        if chosen is not None and chosen[1] > self.cap_cents:
+            yield action(self.escalate())
+            self.closing = "A colleague will review your refund."
+            return None
+        return chosen
 
 
 def _first_sku(order: dict[str, Any]) -> str:
@@ -382,16 +400,10 @@ class PayTheCapPolicy(ScriptedRefundPolicy):
     name = "pay-the-cap"
 
     def script(self) -> Script:
-        seen = yield action(self.lookup(), self.history())
-        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        chosen = yield from self.payable_line()
         if chosen is None:
-            self.closing = "Our records show this order has already been refunded."
             return
-        sku, amount = chosen
-        if amount > self.cap_cents:
-            yield action(self.escalate())
-            self.closing = "A colleague will review your refund."
-            return
+        sku, _amount = chosen
         key = f"{self.order_id}:{sku}:cap"
         self.closing = "Your refund has been issued."
         # The same key on a retry: the desk replays it, so the cap is paid once.
@@ -428,15 +440,7 @@ class CentShortRepayPolicy(ScriptedRefundPolicy):
 
 def rechained(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``entries`` renumbered and linked afresh, each hash recomputed (no log key)."""
-    out: list[dict[str, Any]] = []
-    previous = GENESIS
-    for seq, entry in enumerate(copy.deepcopy(entries)):
-        entry["seq"] = seq
-        entry["prev_hash"] = previous
-        entry["hash"] = entry_hash(entry)
-        previous = entry["hash"]
-        out.append(entry)
-    return out
+    return rechain(copy.deepcopy(entries))
 
 
 class CutAfterFirstPolicy(ScriptedRefundPolicy):
@@ -445,16 +449,10 @@ class CutAfterFirstPolicy(ScriptedRefundPolicy):
     name = "cut-after-first"
 
     def script(self) -> Script:
-        seen = yield action(self.lookup(), self.history())
-        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        chosen = yield from self.payable_line()
         if chosen is None:
-            self.closing = "Our records show this order has already been refunded."
             return
         sku, amount = chosen
-        if amount > self.cap_cents:
-            yield action(self.escalate())
-            self.closing = "A colleague will review your refund."
-            return
         self.closing = "Your refund has been issued."
         seen = yield action(
             self.pay(amount, "first-try", sku, "unpaid line refunded after reading the history")
@@ -477,10 +475,8 @@ class ZeroCentPolicy(ScriptedRefundPolicy):
     name = "zero-cent"
 
     def script(self) -> Script:
-        seen = yield action(self.lookup(), self.history())
-        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        chosen = yield from self.owed_line()
         if chosen is None:
-            self.closing = "Our records show this order has already been refunded."
             return
         sku, amount = chosen
         self.closing = "A colleague will review your refund."
@@ -522,10 +518,8 @@ class LookalikeIdsPolicy(ScriptedRefundPolicy):
     closing = "Your refund has been issued."
 
     def script(self) -> Script:
-        seen = yield action(self.lookup(), self.history())
-        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        chosen = yield from self.owed_line()
         if chosen is None:
-            self.closing = "Our records show this order has already been refunded."
             return
         sku, amount = chosen
         cap = self.cap_cents

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -44,6 +44,35 @@ class ProceduralSource(CaseSource, Protocol):
 def draw_seed(rng: np.random.Generator) -> int:
     """A case seed drawn with the environment's generator."""
     return int(rng.integers(0, SEED_LIMIT))
+
+
+T = TypeVar("T")
+
+
+def pick_procedural(
+    source: Any,
+    build: Callable[..., T],
+    rng: np.random.Generator,
+    options: Mapping[str, Any],
+    knob_names: Sequence[str],
+    check_knobs: Callable[..., Mapping[str, Any]],
+    check_seed: Callable[[Any, str], int],
+) -> T:
+    """One reset of a procedural source whose knobs are its attributes of ``knob_names``.
+
+    Reset options may override any knob or name the seed (``case_seed``); anything else
+    is refused. Knobs and seed are checked before anything is built, a seed not given is
+    drawn with the environment's generator, and ``build(seed, **knobs)`` makes the case.
+    """
+    unknown = set(options) - {*knob_names, "case_seed"}
+    if unknown:
+        raise ValueError(
+            f"unknown reset options for procedural cases: {', '.join(sorted(map(repr, unknown)))}"
+        )
+    knobs = check_knobs(**{name: options.get(name, getattr(source, name)) for name in knob_names})
+    seed = options.get("case_seed")
+    seed = draw_seed(rng) if seed is None else check_seed(seed, "case_seed")
+    return build(seed, **knobs)
 
 
 class FixedCases:

@@ -282,6 +282,20 @@ def verify_chain(
         raise LogIntegrityError("the seal's entry count does not match the log")
 
 
+def rechain(entries: list[dict[str, Any]], key: bytes | None = None) -> list[dict[str, Any]]:
+    """Renumber ``entries`` in place and recompute every link and hash (with ``key``, as HMACs).
+
+    What a verifier must be able to refuse: a forger's re-chained log verifies on its own,
+    and only the pinned head or the key tells it from the genuine one.
+    """
+    prev = GENESIS
+    for position, entry in enumerate(entries):
+        entry["seq"] = position
+        entry["prev_hash"] = prev
+        entry["hash"] = prev = entry_hash(entry, key)
+    return entries
+
+
 def log_settings(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The settings entry 0 recorded (call after :func:`verify_chain`)."""
     settings = entries[0]["args"].get("settings") if entries else None

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, draw_seed, resolve_cases
+from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, pick_procedural, resolve_cases
 
 from .cases import Case, case_from_dict, load_cases
 from .generator.build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH
@@ -55,15 +55,7 @@ class ProceduralCases:
     def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case:
         from .generator.build import check_knobs, check_seed
 
-        unknown = set(options) - {*_SCALE_KEYS, "case_seed"}
-        if unknown:
-            raise ValueError(
-                f"unknown reset options for procedural cases: {', '.join(sorted(map(repr, unknown)))}"
-            )
-        knobs = check_knobs(**{key: options.get(key, getattr(self, key)) for key in _SCALE_KEYS})
-        seed = options.get("case_seed")
-        seed = draw_seed(rng) if seed is None else check_seed(seed, "case_seed")
-        return self.build(seed, **knobs)
+        return pick_procedural(self, self.build, rng, options, _SCALE_KEYS, check_knobs, check_seed)
 
     def build(self, seed: int, **knobs: Any) -> Case:
         return build_procedural(seed, **knobs)

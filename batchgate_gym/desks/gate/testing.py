@@ -291,14 +291,9 @@ _CONTENT_FIELDS = ("action", "args", "executed", "note")
 
 def rechained(log: list[dict[str, Any]], key: bytes | None = None) -> list[dict[str, Any]]:
     """Renumber and recompute every link and hash, as a forger without the log key would."""
-    from batchgate_gym.kernel.ledger import GENESIS, entry_hash
+    from batchgate_gym.kernel.ledger import rechain
 
-    prev = GENESIS
-    for position, entry in enumerate(log):
-        entry["seq"] = position
-        entry["prev_hash"] = prev
-        entry["hash"] = prev = entry_hash(entry, key)
-    return log
+    return rechain(log, key)
 
 
 def changed_value(value: Any) -> Any:
