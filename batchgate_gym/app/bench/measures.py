@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from batchgate_gym.kernel.sqlguard import resident_bytes
@@ -77,10 +77,19 @@ def steps_per_second(config: BenchConfig) -> dict[str, float]:
     return out
 
 
-def reset_times(config: BenchConfig) -> dict[str, float]:
+def reset_times(
+    config: BenchConfig,
+    make_fixed: Callable[[], Any] | None = None,
+    make_fresh: Callable[[], Any] | None = None,
+) -> dict[str, float]:
+    """Reset of a built case (every fixed case prepared first) and of a fresh procedural one.
+
+    ``make_fixed`` makes an env over fixed cases, ``make_fresh`` one drawing a new case per
+    seed; both default to the gate's (its eval split; procedural cases).
+    """
     from batchgate_gym.envs import BatchGateEnv
 
-    env = eval_env()
+    env = (make_fixed or eval_env)()
     env.reset(seed=0)
     n_cases = len(env.source)
     for index in range(n_cases):
@@ -91,7 +100,7 @@ def reset_times(config: BenchConfig) -> dict[str, float]:
             env.reset(options={"case_index": index % n_cases})
 
     built_runs = timed_runs(built, config.repeats)
-    procedural = BatchGateEnv()
+    procedural = (make_fresh or BatchGateEnv)()
     seeds = iter(range(10**9))  # every reset draws a case never built before
 
     def fresh() -> None:

@@ -172,31 +172,9 @@ def _lookup_steps_per_second(config: Any) -> float:
 
 
 def _reset_times(config: Any) -> dict[str, float]:
-    from batchgate_gym.app.bench.harness import median_rate, timed_runs
+    from batchgate_gym.app.bench.measures import reset_times
 
-    built = _env("eval")
-    built.reset(seed=0)
-    n_cases = len(built.source)
-
-    def built_resets() -> None:
-        for index in range(config.resets):
-            built.reset(options={"case_index": index % n_cases})
-
-    built_runs = timed_runs(built_resets, config.repeats)
-    procedural = _env()
-    seeds = iter(range(10**9))  # every reset draws a case never built before
-
-    def fresh_resets() -> None:
-        for _ in range(config.procedural_resets):
-            procedural.reset(seed=next(seeds))
-
-    fresh_runs = timed_runs(fresh_resets, config.repeats)
-    built.close()
-    procedural.close()
-    return {
-        "reset_built_us": round(1e6 / median_rate(built_runs, config.resets), 2),
-        "reset_procedural_ms": round(1e3 / median_rate(fresh_runs, config.procedural_resets), 4),
-    }
+    return reset_times(config, make_fixed=lambda: _env("eval"), make_fresh=_env)
 
 
 def _bench() -> Any:
