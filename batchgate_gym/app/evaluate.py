@@ -45,6 +45,8 @@ class EpisodeResult:
     terminated: bool
     truncated: bool
     seed: int | None = None
+    # Fields of the final info a desk names (``case_fields``), copied into its report per case.
+    case_fields: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
         if name not in ("terms", "metrics") and not name.startswith("__"):
@@ -133,6 +135,7 @@ class EvaluationResult:
         out["per_case"] = {
             r.case_id: {
                 "family": r.family,
+                **r.case_fields,
                 "reward": r.reward,
                 **r.terms,
                 **{name: r.metrics[name] for name in shown},
@@ -219,6 +222,7 @@ def run_episode(
         terminated=terminated,
         truncated=truncated,
         seed=reset_kwargs.get("seed"),
+        case_fields={name: info[name] for name in getattr(desk, "case_fields", ()) if name in info},
         **desk.episode_fields(info),
     )
 

@@ -1,0 +1,106 @@
+"""The analyst desk's entry in the ``batchgate`` command's desk registry.
+
+Wiring, not core: how the commands make the analyst environment, where its cases
+come from, its policies and attackers, the metrics its tables show, the per-case
+fields its JSON report carries (``level``, ``store``) and its speed benchmark
+(``batchgate bench --desk analyst``: per store, careful's episodes per second and
+the latency of one query). Imports of the environment and policies happen inside
+functions, so naming the desk costs nothing until a command plays it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from batchgate_gym.app.desks import Desk, Metric, cases_drawn, register
+
+
+@dataclass(frozen=True)
+class AnalystDeskRecord(Desk):
+    """The registry's record, plus the final-info fields each per-case report row carries."""
+
+    case_fields: tuple[str, ...] = ("level", "store")
+
+
+def _env(cases: Any = None, **kwargs: Any) -> Any:
+    from batchgate_gym.envs.analyst import AnalystDeskEnv
+
+    return AnalystDeskEnv(cases, **kwargs)
+
+
+def _load_cases(source: Any) -> list[Any]:
+    from .cases import load_cases
+
+    return load_cases(source)
+
+
+def _split_cases(name: str) -> list[Any]:
+    from .sources import split_cases
+
+    return split_cases(name)
+
+
+def _attacks(cases: list[Any]) -> dict[str, Any]:
+    """careful first, the two baselines, then every attacker (none needs the truth)."""
+    from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+
+    return {name: cls() for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()}
+
+
+def _kind(name: str) -> str:
+    if name == "careful":
+        return "target"
+    return "baseline" if name in ("always-decline", "answer-everything") else "attacker"
+
+
+def _bench() -> Any:
+    from . import bench
+
+    return bench.AnalystBench
+
+
+def _make() -> Desk:
+    from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+
+    from . import ENV_ID
+    from .generator.splits import SPLITS
+    from .grader import TERMS, WEIGHTS
+
+    return AnalystDeskRecord(
+        name="analyst",
+        description=_DESCRIPTION,
+        env_id=ENV_ID,
+        make_env=_env,
+        terms=tuple(TERMS),
+        weights=dict(WEIGHTS),
+        reference_policies=dict(ANALYST_POLICIES),
+        default_policies=("careful", "always-decline", "answer-everything"),
+        splits=tuple(SPLITS),
+        default_split="eval",
+        split_cases=_split_cases,
+        load_cases=_load_cases,
+        procedural_cases=cases_drawn(_env),
+        metrics=(
+            Metric(
+                "fully_supported", column="fully supported", row="fully supported", phrase="fully supported"
+            ),
+            Metric("wrong_answers", column="wrong answers", row="wrong answers", phrase="wrong answers"),
+            Metric(
+                "infra_errors",
+                column="infra errors",
+                row="infra errors (counted apart)",
+                phrase="infrastructure errors",
+            ),
+        ),
+        headline_terms=TERMS,
+        attackers=dict(ANALYST_ATTACKERS),
+        build_attacks=_attacks,
+        attack_target="careful",
+        attack_kind=_kind,
+        bench=_bench,
+    )
+
+
+_DESCRIPTION = "AnalystDesk: answer business questions over real data engines, with evidence"
+register("analyst", _DESCRIPTION, _make)

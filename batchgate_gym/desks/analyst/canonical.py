@@ -1,0 +1,114 @@
+"""Where a dataset lives on disk: the canonical Parquet (the oracle's) and the agent's copies.
+
+A dataset is a function of its :class:`~.market.DataSpec`, so its files are built
+once per machine into a cache directory (``BATCHGATE_ANALYST_CACHE``, else a folder
+under the system's temporary directory) and shared by every environment and
+process. Each kind of copy is written into a fresh directory and renamed into
+place, so two processes building the same dataset never see half a copy.
+
+* ``canonical/``: typed Parquet, one file a table; the references read only this;
+* ``lake/``: the agent's Parquet copy (same logical rows, separate files);
+* ``files/``: raw files, ``orders``, ``order_items`` and ``payments`` as CSV, the
+  rest as newline-delimited JSON;
+* ``duckdb/store.duckdb``: a DuckDB database holding the tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from .market import TABLES, DataSpec, generate
+
+CSV_TABLES = ("orders", "order_items", "payments")
+KINDS = ("canonical", "lake", "files", "duckdb")
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("BATCHGATE_ANALYST_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / f"batchgate-analyst-{os.getuid() if hasattr(os, 'getuid') else 0}"
+
+
+@functools.lru_cache(maxsize=8)
+def tables_of(spec: DataSpec) -> dict[str, pl.DataFrame]:
+    """The dataset's tables, generated once per process (the few most recent kept)."""
+    return generate(spec)
+
+
+def dataset_dir(spec: DataSpec, kind: str) -> Path:
+    """The directory of one kind of copy of ``spec``'s dataset, built if missing."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown copy {kind!r}")
+    target = cache_root() / spec.key() / kind
+    if not target.is_dir():
+        _build_atomically(target, functools.partial(_WRITERS[kind], tables_of(spec)))
+    return target
+
+
+def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = target.parent / f".{target.name}.{uuid.uuid4().hex}"
+    scratch.mkdir()
+    try:
+        write(scratch)
+        try:
+            scratch.rename(target)
+        except OSError:
+            if not target.is_dir():  # another process got there first, or a real failure
+                raise
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_parquet(tables: dict[str, pl.DataFrame], into: Path) -> None:
+    for name in TABLES:
+        tables[name].write_parquet(into / f"{name}.parquet")
+
+
+def _write_files(tables: dict[str, pl.DataFrame], into: Path) -> None:
+    for name in TABLES:
+        frame = tables[name]
+        if name in CSV_TABLES:
+            frame.write_csv(into / f"{name}.csv", null_value="")
+        else:
+            frame.write_ndjson(into / f"{name}.json")
+
+
+def _write_duckdb(tables: dict[str, pl.DataFrame], into: Path) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(into / "store.duckdb"))
+    try:
+        for name in TABLES:
+            arrow = tables[name].to_arrow()  # noqa: F841 - named in the statement below
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+_WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], Path], None]] = {
+    "canonical": _write_parquet,
+    "lake": _write_parquet,
+    "files": _write_files,
+    "duckdb": _write_duckdb,
+}
+
+
+def canonical_tables(spec: DataSpec) -> dict[str, pl.DataFrame]:
+    """The canonical copy, read back from its Parquet files (what the references use)."""
+    folder = dataset_dir(spec, "canonical")
+    return {name: pl.read_parquet(folder / f"{name}.parquet") for name in TABLES}
+
+
+__all__ = ["CSV_TABLES", "KINDS", "cache_root", "canonical_tables", "dataset_dir", "tables_of"]

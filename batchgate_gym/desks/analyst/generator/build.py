@@ -1,0 +1,123 @@
+"""One case from a seed: a template, a store, a dataset, the parameters and the reference.
+
+The case seed draws what the knobs leave open (the level, then a template of it,
+then a store); the dataset is named by its own seed (the case seed unless a split
+shares datasets between cases), so a case is a function of its seeds and knobs.
+Level 6 datasets are snapshots: their cutoff and declared change (+7 days on one
+state's deliveries from a date in the later month) are drawn from the data seed.
+The reference is computed by :mod:`..reference` from the canonical Parquet copy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+
+from ..canonical import canonical_tables
+from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
+from ..questions import BY_ID, CROSS_STORES, LEVELS, Template, months_before, of_level
+from ..reference import reference
+from ..stores import STORES
+
+DEFAULT_SCALE = 1000
+SEED_BOUND = 2**63
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or not -SEED_BOUND <= seed < SEED_BOUND:
+        raise ValueError(f"{name} must be an int in [-2**63, 2**63), not {seed!r}")
+    return seed
+
+
+def check_knobs(
+    level: int | None = None,
+    template: str | None = None,
+    store: str | None = None,
+    scale: int = DEFAULT_SCALE,
+) -> dict[str, Any]:
+    """The knobs, checked: ``level`` 1..6, ``template`` a template id (of that level), ``store``, ``scale``."""
+    if level is not None and (not isinstance(level, int) or isinstance(level, bool) or level not in LEVELS):
+        raise ValueError(f"level must be one of {list(LEVELS)}, not {level!r}")
+    if template is not None:
+        if template not in BY_ID:
+            raise ValueError(f"template must be one of {', '.join(BY_ID)}, not {template!r}")
+        if level is not None and BY_ID[template].level != level:
+            raise ValueError(f"template {template!r} is of level {BY_ID[template].level}, not {level}")
+    if store is not None and store not in (*STORES, "+".join(CROSS_STORES)):
+        raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
+    check_scale(scale)
+    return {"level": level, "template": template, "store": store, "scale": scale}
+
+
+def data_spec(template: Template, data_seed: int, scale: int) -> DataSpec:
+    """The dataset a question of ``template`` is asked over: a snapshot with a change at level 6."""
+    if template.level != 6:
+        return DataSpec(data_seed, scale)
+    rng = np.random.default_rng([data_seed & (2**63 - 1), 6])
+    cutoff = dt.date(2018, 3, 1) + dt.timedelta(days=int(rng.integers(0, 150)))
+    _, m2 = months_before(cutoff)
+    start = dt.date.fromisoformat(m2 + "-01") + dt.timedelta(days=int(rng.integers(0, 10)))
+    return DataSpec(data_seed, scale, cutoff, Change(STATES[int(rng.integers(len(STATES)))], start, 7))
+
+
+def _stores_for(template: Template, store: str | None, rng: np.random.Generator) -> tuple[str, ...]:
+    if template.level == 4:
+        return CROSS_STORES
+    if store is None:
+        return (STORES[int(rng.integers(len(STORES)))],)
+    if "+" in store:
+        raise ValueError(f"store {store!r} is for level 4 only")
+    return (store,)
+
+
+def build_case(
+    seed: int,
+    *,
+    level: int | None = None,
+    template: str | None = None,
+    store: str | None = None,
+    scale: int = DEFAULT_SCALE,
+    data_seed: int | None = None,
+    case_id: str | None = None,
+    split: str = "procedural",
+) -> dict[str, Any]:
+    """The case of ``seed`` and the knobs, as a dict in the JSONL format."""
+    check_seed(seed)
+    check_knobs(level, template, store, scale)
+    rng = np.random.default_rng([seed & (2**63 - 1), 16])
+    if template is None:
+        level = level if level is not None else int(rng.choice(LEVELS))
+        choices = of_level(level)
+        chosen = choices[int(rng.integers(len(choices)))]
+    else:
+        chosen = BY_ID[template]
+    stores = _stores_for(chosen, store, rng)
+    spec = data_spec(chosen, seed if data_seed is None else data_seed, scale)
+    tables = canonical_tables(spec)
+    params = dict(chosen.draw(rng, tables))
+    if chosen.level == 6 and spec.cutoff is not None:
+        m1, m2 = months_before(spec.cutoff)
+        params = {"cutoff": spec.cutoff.isoformat(), "m1": m1, "m2": m2}
+    from ..cases import _data_dict
+
+    return {
+        "case_id": case_id or f"procedural-{seed}",
+        "family": chosen.id,
+        "level": chosen.level,
+        "stores": list(stores),
+        "data": _data_dict(spec),
+        "params": params,
+        "question": chosen.question(params),
+        "answer_type": chosen.answer,
+        "tolerance": chosen.tolerance,
+        "metrics": dict(chosen.metrics),
+        "depends": [d if "." in d else f"{stores[0]}.{d}" for d in chosen.depends],
+        "answerable": chosen.answerable,
+        "expected": reference(chosen.id, tables, params),
+        "split": split,
+    }
+
+
+__all__ = ["DEFAULT_SCALE", "MAX_SCALE", "MIN_SCALE", "build_case", "check_knobs", "check_seed", "data_spec"]

@@ -1,0 +1,293 @@
+"""The question templates: levels 1 to 6, each with its conventions, answer type and tolerance.
+
+A template is a sentence with parameters drawn from the data (a status, a seller, a
+month) and the conventions that decide how the dirt is treated, stated in the
+question itself. Answer types:
+
+* ``number``: one number; ``ranking``: an ordered list (order matters);
+* ``list``: a list in the order the question names (here, alphabetical);
+* ``table``: rows, each a list (all expected rows, no extra, in any order);
+* ``report``: ``{metric_id: value}`` (every requested id, none invented);
+* ``decline``: the data cannot answer (costs, causes, outside facts): decline.
+
+Tolerances are absolute: counts exact, money to 0.01, ratios to 0.0001, averages
+to 0.001. A template names the tables its answer depends on; the evidence must read
+them all. Level 4 splits the data over two stores (orders in ``sqlite``, the
+catalog in ``lake``); level 6 questions come with a snapshot date and compare two
+months.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+COUNT, MONEY, RATIO, MEAN = 0.0, 0.01, 0.0001, 0.001
+TEST_RULE = "Test orders (order_id starting with 'TEST') do not count."
+REVENUE_RULE = "Revenue is the sum of item price; freight is not revenue."
+CROSS_STORES = ("sqlite", "lake")
+CATALOG = ("products", "sellers")  # in the lake at level 4; everything else in sqlite
+
+Draw = Callable[[np.random.Generator, Mapping[str, pl.DataFrame]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Template:
+    """One kind of question: its text, answer type, tolerance and the tables it needs."""
+
+    id: str
+    level: int
+    answer: str
+    text: str
+    depends: tuple[str, ...] = ()
+    tolerance: float = COUNT
+    metrics: Mapping[str, float] = field(default_factory=dict)  # report: metric id -> tolerance
+    draw: Draw = lambda rng, tables: {}
+
+    @property
+    def answerable(self) -> bool:
+        return self.answer != "decline"
+
+    def question(self, params: Mapping[str, Any]) -> str:
+        return self.text.format(**params)
+
+
+def _pick(rng: np.random.Generator, values: Any) -> Any:
+    values = sorted(set(values))
+    return values[int(rng.integers(len(values)))]
+
+
+def _delivered_items(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    orders = tables["orders"].filter(
+        (pl.col("status") == "delivered") & ~pl.col("order_id").str.starts_with("TEST")
+    )
+    return tables["order_items"].join(orders.select("order_id"), on="order_id")
+
+
+def _status(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {"status": _pick(rng, ("delivered", "canceled", "shipped", "unavailable"))}
+
+
+def _method(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {"method": _pick(rng, tables["payments"]["method"].to_list())}
+
+
+def _seller(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {"seller": _pick(rng, tables["order_items"]["seller_id"].to_list())}
+
+
+def _k(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {"k": int(rng.choice([3, 5]))}
+
+
+def _category(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    items = _delivered_items(tables).join(tables["products"], on="product_id")
+    return {"category": _pick(rng, items["category"].to_list())}
+
+
+def _seller_state(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    items = _delivered_items(tables).join(tables["sellers"], on="seller_id")
+    return {"state": _pick(rng, items["state"].to_list())}
+
+
+def _profit(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {**_category(rng, tables), "year": int(rng.choice([2017, 2018]))}
+
+
+def _customer_state(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    return {"state": _pick(rng, tables["customers"]["state"].to_list())}
+
+
+def _month(rng: np.random.Generator, tables: Mapping[str, pl.DataFrame]) -> dict[str, Any]:
+    delivered = tables["orders"].filter(pl.col("status") == "delivered")
+    months = delivered["purchased_at"].dt.strftime("%Y-%m").to_list()
+    return {"month": _pick(rng, months)}
+
+
+def months_before(cutoff: dt.date) -> tuple[str, str]:
+    """The two whole months before the snapshot's month: (earlier, later)."""
+    first = cutoff.replace(day=1)
+    m2 = (first - dt.timedelta(days=1)).replace(day=1)
+    m1 = (m2 - dt.timedelta(days=1)).replace(day=1)
+    return m1.strftime("%Y-%m"), m2.strftime("%Y-%m")
+
+
+TEMPLATES: tuple[Template, ...] = (
+    Template(
+        "count-status",
+        1,
+        "number",
+        "How many orders have status '{status}'? " + TEST_RULE,
+        ("orders",),
+        COUNT,
+        draw=_status,
+    ),
+    Template(
+        "avg-installments",
+        1,
+        "number",
+        "What is the average number of installments over payment rows with method '{method}'? Every payment row counts once.",
+        ("payments",),
+        MEAN,
+        draw=_method,
+    ),
+    Template(
+        "seller-freight",
+        1,
+        "number",
+        "What is the total freight of all order items sold by seller '{seller}', whatever the order's status?",
+        ("order_items",),
+        MONEY,
+        draw=_seller,
+    ),
+    Template(
+        "top-states",
+        2,
+        "ranking",
+        "Which {k} customer states bring the most revenue from delivered orders? "
+        + REVENUE_RULE
+        + " "
+        + TEST_RULE
+        + " Ties go to the state name that sorts first. Answer the states as a list, highest revenue first.",
+        ("orders", "order_items", "customers"),
+        draw=_k,
+    ),
+    Template(
+        "category-share",
+        2,
+        "number",
+        "What share (a fraction between 0 and 1) of the revenue of delivered orders comes from products in category '{category}'? "
+        + REVENUE_RULE
+        + " "
+        + TEST_RULE,
+        ("orders", "order_items", "products"),
+        RATIO,
+        draw=_category,
+    ),
+    Template(
+        "top-sellers",
+        2,
+        "table",
+        "Which {k} sellers sold the most items in delivered orders? "
+        + TEST_RULE
+        + " Ties go to the seller_id that "
+        "sorts first. Answer a table: one row [seller_id, items] per seller.",
+        ("orders", "order_items"),
+        draw=_k,
+    ),
+    Template(
+        "avg-review",
+        3,
+        "number",
+        "What is the average review score? The export repeats some review rows: each review_id counts once.",
+        ("reviews",),
+        MEAN,
+    ),
+    Template(
+        "late-share",
+        3,
+        "number",
+        "Of the delivered orders whose delivery date is known, what share (a fraction between 0 and 1) arrived after "
+        "their estimated delivery date? Orders with no delivered_at are left out. " + TEST_RULE,
+        ("orders",),
+        RATIO,
+    ),
+    Template(
+        "payment-mismatch",
+        3,
+        "number",
+        "How many delivered orders have payments whose total differs from the sum of their items' price plus freight "
+        "by more than 0.01? " + TEST_RULE,
+        ("orders", "order_items", "payments"),
+        COUNT,
+    ),
+    Template(
+        "profit",
+        3,
+        "decline",
+        "What was the profit margin of category '{category}' in {year}?",
+        draw=_profit,
+    ),
+    Template(
+        "causal",
+        3,
+        "decline",
+        "By how many points did late deliveries cause review scores to drop? Give the causal effect.",
+    ),
+    Template(
+        "market-share",
+        3,
+        "decline",
+        "What share of all e-commerce sales in state '{state}' does this shop hold?",
+        draw=_customer_state,
+    ),
+    Template(
+        "category-revenue",
+        4,
+        "number",
+        "What is the revenue of delivered orders for products in category '{category}'? "
+        + REVENUE_RULE
+        + " "
+        + TEST_RULE
+        + " Orders, items, payments, reviews and customers are in the sqlite store; products and "
+        "sellers are in the lake store.",
+        ("sqlite.orders", "sqlite.order_items", "lake.products"),
+        MONEY,
+        draw=_category,
+    ),
+    Template(
+        "seller-state-items",
+        4,
+        "number",
+        "How many items of delivered orders were sold by sellers in state '{state}'? "
+        + TEST_RULE
+        + " Orders, "
+        "items, payments, reviews and customers are in the sqlite store; products and sellers are in the lake store.",
+        ("sqlite.orders", "sqlite.order_items", "lake.sellers"),
+        COUNT,
+        draw=_seller_state,
+    ),
+    Template(
+        "month-report",
+        5,
+        "report",
+        "Report on the orders purchased in {month} (YYYY-MM). "
+        + TEST_RULE
+        + " Answer an object with exactly "
+        "these metric ids: delivered_orders (how many have status 'delivered'), revenue (the item price of those "
+        "delivered orders; freight is not revenue) and avg_review_score (the average score of the distinct "
+        "review_ids of those delivered orders; the export repeats some review rows).",
+        ("orders", "order_items", "reviews"),
+        metrics={"delivered_orders": COUNT, "revenue": MONEY, "avg_review_score": MEAN},
+        draw=_month,
+    ),
+    Template(
+        "delivery-change",
+        6,
+        "list",
+        "The data is a snapshot taken on {cutoff}: later orders are absent, and deliveries and reviews dated after it "
+        "are not recorded yet. Monthly delivery review: for each customer state, take the delivered orders purchased "
+        "in {m1} and those purchased in {m2} that have a delivered_at, and their mean delivery time in days "
+        "(delivered_at minus purchased_at). "
+        + TEST_RULE
+        + " A state changed when its mean moved by 25% or more "
+        "(|mean {m2} - mean {m1}| >= 0.25 * mean {m1}); states without such an order in either month are left out. "
+        "Which states changed? Answer the state codes as a list in alphabetical order.",
+        ("orders", "customers"),
+    ),
+)
+
+BY_ID: Mapping[str, Template] = {t.id: t for t in TEMPLATES}
+LEVELS = tuple(sorted({t.level for t in TEMPLATES}))
+
+
+def of_level(level: int) -> tuple[Template, ...]:
+    return tuple(t for t in TEMPLATES if t.level == level)
+
+
+__all__ = ["BY_ID", "CATALOG", "CROSS_STORES", "LEVELS", "TEMPLATES", "Template", "months_before", "of_level"]

@@ -1,0 +1,359 @@
+"""The engines an agent queries: each started by the environment, bounded, read-only by construction.
+
+Every store answers ``tables()``, ``describe(table)`` and ``run(query)`` with the
+same caps as the kernel's SQL guard (one statement, at most 50 rows back, cells cut
+to 200 characters, a time budget and a memory budget) and says which of its tables
+a query read (``tables_read``), the record the grader checks evidence against.
+
+* ``sqlite``: the kernel's guarded SQLite (:class:`~batchgate_gym.kernel.sqlguard.SqlGuard`:
+  authorizer, VM-step, time and memory budgets), one in-memory copy per episode;
+* ``duckdb``: the dataset's DuckDB database file opened ``read_only``;
+* ``lake``: the Parquet copy, as views in an in-memory DuckDB;
+* ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB.
+
+The DuckDB stores run one thread under a memory limit with no spilling to disk,
+external access switched off after the views are made (only the case's own
+directory stays readable), extension installing and loading off, and the
+configuration locked; a query must parse as exactly one SELECT, and a timer
+interrupts it at the time budget. What a DuckDB query read is the store's tables it
+names outside its own CTEs, and none when the plan scans nothing (``SELECT 42``).
+
+A query the agent got wrong raises :class:`StoreRefused`; a store that fails on
+its own (files gone, an internal error) raises :class:`StoreFailure`, which the
+grader counts as an infrastructure error, never as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import functools
+import json
+import math
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from batchgate_gym.kernel import sqlite_image
+from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused, clean_query
+
+from .canonical import CSV_TABLES, dataset_dir, tables_of
+from .market import TABLES, DataSpec
+
+STORES = ("sqlite", "duckdb", "lake", "files")
+MAX_ROWS = 50
+MAX_CELL_CHARS = 200
+MAX_COLUMNS = 64
+MAX_QUERY_CHARS = 20_000
+DUCK_SECONDS = 2.0
+DUCK_MEMORY = "256MB"
+SQLITE_BUDGET = SqlBudget(max_steps=20_000_000, max_seconds=2.0)
+
+
+class StoreRefused(Exception):
+    """The agent's query was refused, failed or was stopped at a budget."""
+
+
+class StoreFailure(Exception):
+    """The store itself failed: an infrastructure error, not the agent's."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult:
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    tables_read: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "rows": self.rows, "truncated": self.truncated}
+
+
+class Store(Protocol):
+    name: str
+
+    def tables(self) -> list[str]: ...
+
+    def describe(self, table: str) -> dict[str, Any]: ...
+
+    def run(self, query: str) -> StoreResult: ...
+
+    def close(self) -> None: ...
+
+
+def plain_cell(value: Any) -> Any:
+    """A result cell as JSON: dates as ISO text, decimals as floats, long text cut."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<blob {len(bytes(value))} bytes>"
+    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
+        return value[:MAX_CELL_CHARS] + "..."
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)[:MAX_CELL_CHARS]
+
+
+_SQLITE_TYPES = {pl.String: "TEXT", pl.Int64: "INTEGER", pl.Float64: "REAL", pl.Date: "TEXT"}
+_DUCK_TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Date: "DATE"}
+
+
+def _columns(frame: pl.DataFrame, types: dict[Any, str]) -> list[tuple[str, str]]:
+    return [(name, types[dtype.base_type()]) for name, dtype in frame.schema.items()]
+
+
+# -- SQLite -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] = TABLES) -> bytes:
+    """The dataset's ``visible`` tables as a serialized SQLite database, built once per process."""
+    tables = tables_of(spec)
+    conn = sqlite_image.open_connection()
+    try:
+        with sqlite_image.transaction(conn):
+            for name in visible:
+                frame = tables[name]
+                cols = _columns(frame, _SQLITE_TYPES)
+                conn.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t in cols)})")
+                rows = (tuple(plain_cell(v) for v in row) for row in frame.iter_rows())
+                conn.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})", rows)
+        return conn.serialize()
+    finally:
+        conn.close()
+
+
+class SqliteStore:
+    """The kernel's guarded SQLite over an in-memory copy of the dataset."""
+
+    name = "sqlite"
+
+    def __init__(
+        self, spec: DataSpec, visible: tuple[str, ...] = TABLES, budget: SqlBudget = SQLITE_BUDGET
+    ) -> None:
+        try:
+            self.guard = SqlGuard(sqlite_image.connection_from(sqlite_image_of(spec, visible)), budget)
+        except Exception as exc:
+            raise StoreFailure(f"sqlite store could not start: {type(exc).__name__}") from None
+
+    def tables(self) -> list[str]:
+        rows = self.guard.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        return [row[0] for row in rows]
+
+    def describe(self, table: str) -> dict[str, Any]:
+        if table not in self.tables():
+            raise StoreRefused(f"no table {table!r}")
+        conn = self.guard.conn
+        columns = [[r[1], r[2]] for r in conn.execute(f"PRAGMA table_info({table})")]
+        count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return {"table": table, "columns": columns, "rows": count}
+
+    def run(self, query: str) -> StoreResult:
+        try:
+            result = self.guard.run(query)
+        except SqlRefused as exc:
+            raise StoreRefused(str(exc)) from None
+        rows = [[plain_cell(v) for v in row] for row in result.rows]
+        return StoreResult(result.columns, rows, result.truncated, result.tables_read)
+
+    def close(self) -> None:
+        self.guard.conn.close()
+
+
+# -- DuckDB -----------------------------------------------------------------------------
+
+
+def _duck_config() -> dict[str, Any]:
+    return {
+        "threads": 1,
+        "memory_limit": DUCK_MEMORY,
+        "temp_directory": "",
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        "allow_unsigned_extensions": False,
+    }
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame) -> str:
+    if kind == "lake":
+        return f"read_parquet({_literal(folder / f'{name}.parquet')})"
+    cols = "{" + ", ".join(f"'{c}': '{t}'" for c, t in _columns(frame, _DUCK_TYPES)) + "}"
+    if name in CSV_TABLES:
+        return f"read_csv({_literal(folder / f'{name}.csv')}, header=true, columns={cols}, nullstr='')"
+    return f"read_json({_literal(folder / f'{name}.json')}, format='newline_delimited', columns={cols})"
+
+
+class DuckStore:
+    """A DuckDB connection over the dataset: its database file, its lake or its raw files."""
+
+    def __init__(self, kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES) -> None:
+        import duckdb
+
+        self.name = kind
+        self.visible = visible
+        self._duckdb = duckdb
+        try:
+            self.folder = dataset_dir(spec, "duckdb" if kind == "duckdb" else kind)
+            self.con = self._open(kind, spec)
+            self._tables = tuple(
+                sorted(
+                    r[0]
+                    for r in self.con.execute(
+                        "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
+                    ).fetchall()
+                )
+            )
+            self._lock()
+        except Exception as exc:
+            raise StoreFailure(f"{kind} store could not start: {type(exc).__name__}: {exc}") from None
+
+    def _open(self, kind: str, spec: DataSpec) -> Any:
+        duckdb = self._duckdb
+        if kind == "duckdb":
+            return duckdb.connect(str(self.folder / "store.duckdb"), read_only=True, config=_duck_config())
+        con = duckdb.connect(":memory:", config=_duck_config())
+        tables = tables_of(spec)
+        for name in self.visible:
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM {_view_source(kind, self.folder, name, tables[name])}"
+            )
+        return con
+
+    def _lock(self) -> None:
+        folder = str(self.folder).rstrip("/") + "/"
+        self.con.execute(f"SET allowed_directories=[{_literal(Path(folder))}]")
+        self.con.execute("SET enable_external_access=false")
+        self.con.execute("SET lock_configuration=true")
+
+    def tables(self) -> list[str]:
+        return list(self._tables)
+
+    def describe(self, table: str) -> dict[str, Any]:
+        if table not in self._tables:
+            raise StoreRefused(f"no table {table!r}")
+        try:
+            columns = [[r[0], r[1]] for r in self.con.execute(f"DESCRIBE {table}").fetchall()]
+            count = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        except self._duckdb.Error as exc:
+            raise StoreFailure(f"{self.name} store failed: {type(exc).__name__}") from None
+        return {"table": table, "columns": columns, "rows": int(count)}
+
+    def run(self, query: str) -> StoreResult:
+        sql = self._checked(query)
+        tables = self._tables_read(sql)
+        timer = threading.Timer(DUCK_SECONDS, self.con.interrupt)
+        timer.start()
+        try:
+            cursor = self.con.execute(sql)
+            fetched = cursor.fetchmany(MAX_ROWS + 1)
+            names = [str(d[0])[:MAX_CELL_CHARS] for d in cursor.description or ()]
+        except self._duckdb.Error as exc:
+            raise self._classify(exc) from None
+        finally:
+            timer.cancel()
+        if len(names) > MAX_COLUMNS:
+            raise StoreRefused(f"a result has at most {MAX_COLUMNS} columns")
+        rows = [[plain_cell(v) for v in row] for row in fetched[:MAX_ROWS]]
+        return StoreResult(names, rows, len(fetched) > MAX_ROWS, tables)
+
+    def _checked(self, query: object) -> str:
+        if not isinstance(query, str):
+            raise StoreRefused("query must be a string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise StoreRefused(f"query longer than {MAX_QUERY_CHARS} characters")
+        sql = clean_query(query)
+        if not sql:
+            raise StoreRefused("empty query")
+        try:
+            statements = self.con.extract_statements(sql)
+        except self._duckdb.Error as exc:
+            raise StoreRefused(_first_line(exc)) from None
+        if len(statements) != 1:
+            raise StoreRefused("one statement at a time")
+        if statements[0].type != self._duckdb.StatementType.SELECT:
+            raise StoreRefused("only SELECT statements are allowed")
+        return sql
+
+    def _tables_read(self, sql: str) -> tuple[str, ...]:
+        """The store's tables ``sql`` names outside its CTEs; none when its plan scans nothing."""
+        try:
+            plan = self.con.execute("EXPLAIN (FORMAT JSON) " + sql).fetchall()
+            tree = json.loads(self.con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+        except self._duckdb.Error as exc:
+            raise self._classify(exc) from None
+        if not any(_scans(node) for _, text in plan for node in json.loads(text)):
+            return ()
+        names, ctes = set(), set()
+        for node in _walk(tree):
+            if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
+                names.add(node["table_name"].lower())
+            cte_map = node.get("cte_map")
+            if isinstance(cte_map, dict):
+                ctes.update(str(item.get("key", "")).lower() for item in cte_map.get("map", []))
+        return tuple(sorted((names - ctes) & set(self._tables)))
+
+    def _classify(self, exc: Exception) -> Exception:
+        duckdb = self._duckdb
+        if isinstance(exc, duckdb.InterruptException):
+            return StoreRefused(f"interrupted: over the {DUCK_SECONDS:g} s time budget")
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return StoreRefused(f"stopped: over the {DUCK_MEMORY} memory budget")
+        if isinstance(exc, (duckdb.IOException, duckdb.InternalException, duckdb.FatalException)):
+            return StoreFailure(f"{self.name} store failed: {type(exc).__name__}: {_first_line(exc)}")
+        return StoreRefused(_first_line(exc))
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().split("\n")[0][:300]
+
+
+def _scans(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return False
+    name = str(node.get("name", ""))
+    if ("SCAN" in name and name not in ("DUMMY_SCAN", "EMPTY_RESULT")) or name.startswith("READ_"):
+        return True
+    return any(_scans(child) for child in node.get("children", []))
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item)
+
+
+def open_store(kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES) -> Store:
+    """A fresh store of ``kind`` over ``spec``'s ``visible`` tables; :class:`StoreFailure` if it cannot start.
+
+    The ``duckdb`` store's database file holds every table, so it serves the whole dataset only.
+    """
+    if kind == "sqlite":
+        return SqliteStore(spec, visible)
+    if kind == "duckdb" and visible != TABLES:
+        raise ValueError("the duckdb store serves every table of its dataset")
+    if kind in STORES:
+        return DuckStore(kind, spec, visible)
+    raise ValueError(f"unknown store {kind!r}")
+
+
+__all__ = ["STORES", "Store", "StoreFailure", "StoreRefused", "StoreResult", "open_store", "plain_cell"]

@@ -1,0 +1,274 @@
+"""The analyst desk's reference agents and attackers, all speaking the text interface only.
+
+* ``careful`` reads the question, lists each store's tables, runs the query that
+  answers it (at level 4 it pages through the lake's catalog, then writes those ids
+  into the sqlite query), and hands in the answer with exactly those queries as
+  evidence; it declines the questions that need costs, causes or outside facts;
+* ``always-decline`` declines everything; ``answer-everything`` is careful but never
+  declines (it answers an unanswerable question with the shop's total revenue);
+* attackers, each aimed at one term: ``answer-without-evidence`` (careful's answer,
+  no evidence), ``constant-evidence`` (careful's answer, evidence ``SELECT <value>``
+  labelled as the answer), ``label-swap`` (careful's numbers under swapped labels:
+  a report's metric ids rotated, a table's counts moved one row down; careful's
+  own queries as evidence), ``foreign-evidence`` (careful's answer, a valid query
+  on a table the question does not depend on as evidence) and ``guess`` (a
+  plausible number from ``describe_table`` alone, its row count, with the count
+  query as evidence).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator
+from typing import Any
+
+from ..base import action, call, result_of
+from .sql import (
+    CROSS,
+    DECLINE,
+    PAGE,
+    Reading,
+    answer_from,
+    catalog_page,
+    cross_query,
+    read_question,
+    solution,
+)
+
+Script = Generator[str, str, None]
+_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files): ", re.MULTILINE)
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
+_TOTAL = "SELECT sum(price) AS revenue FROM order_items"
+
+
+def submit(answer: Any, evidence: list[dict[str, str]]) -> str:
+    return action(call("submit_answer", answer=json.dumps(answer), evidence=json.dumps(evidence)))
+
+
+def decline(reason: str = "the data holds no costs, causes or outside facts to answer this") -> str:
+    return action(call("decline", reason=reason))
+
+
+class ScriptedAnalyst:
+    """A policy written as one generator over the episode (it declines when it runs dry)."""
+
+    name = "analyst"
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        self.stores = _STORE_LINE.findall(observation.split("Tools:")[0])
+        found = _QUESTION.search(observation)
+        self.question = found.group(1).strip() if found else ""
+        self.reading = read_question(self.question)
+        self._script: Script | None = self.script()
+        self._started = False
+
+    def act(self, observation: str) -> str:
+        if self._script is None:
+            return decline("nothing more to do")
+        try:
+            if not self._started:
+                self._started = True
+                return next(self._script)
+            return self._script.send(observation)
+        except StopIteration:
+            self._script = None
+            return decline("nothing more to do")
+
+    def script(self) -> Script:
+        raise NotImplementedError
+        yield ""
+
+    # -- careful's work, shared by the attackers ------------------------------------------
+    def solve(self, reading: Reading) -> Generator[str, str, tuple[Any, list[dict[str, str]]]]:
+        """Run the queries that answer ``reading``; return (answer, the queries as evidence)."""
+        if reading.kind in CROSS:
+            return (yield from self._solve_cross(reading))
+        store = self.stores[0]
+        query = solution(reading.kind, reading.params, "sqlite" if store == "sqlite" else "duckdb")
+        observation = yield action(call("run_sql", store=store, query=query))
+        result = result_of(observation, "run_sql")
+        answer = answer_from(reading.kind, result["columns"], result["rows"])
+        return answer, [{"store": store, "query": query}]
+
+    def _solve_cross(self, reading: Reading) -> Generator[str, str, tuple[Any, list[dict[str, str]]]]:
+        ids: list[str] = []
+        evidence = []
+        while True:
+            query = catalog_page(reading.kind, reading.params, len(ids))
+            observation = yield action(call("run_sql", store="lake", query=query))
+            rows = result_of(observation, "run_sql")["rows"]
+            evidence.append({"store": "lake", "query": query})
+            ids += [row[0] for row in rows]
+            if len(rows) < PAGE:
+                break
+        query = cross_query(reading.kind, ids)
+        observation = yield action(call("run_sql", store="sqlite", query=query))
+        result = result_of(observation, "run_sql")
+        evidence.append({"store": "sqlite", "query": query})
+        return answer_from(reading.kind, result["columns"], result["rows"]), evidence
+
+    def look(self) -> Generator[str, str, None]:
+        yield action(*(call("list_tables", store=store) for store in self.stores))
+
+
+class CarefulAnalyst(ScriptedAnalyst):
+    name = "careful"
+
+    def script(self) -> Script:
+        yield from self.look()
+        if self.reading is None or self.reading.kind in DECLINE:
+            yield decline()
+            return
+        answer, evidence = yield from self.solve(self.reading)
+        yield submit(answer, evidence)
+
+
+class AlwaysDecline(ScriptedAnalyst):
+    name = "always-decline"
+
+    def script(self) -> Script:
+        yield decline()
+
+
+class AnswerEverything(ScriptedAnalyst):
+    """Careful's answers, and the shop's total revenue for what careful would decline."""
+
+    name = "answer-everything"
+
+    def script(self) -> Script:
+        yield from self.look()
+        if self.reading is None or self.reading.kind in DECLINE:
+            store = self.stores[0]
+            observation = yield action(call("run_sql", store=store, query=_TOTAL))
+            value = result_of(observation, "run_sql")["rows"][0][0]
+            yield submit(value, [{"store": store, "query": _TOTAL}])
+            return
+        answer, evidence = yield from self.solve(self.reading)
+        yield submit(answer, evidence)
+
+
+class _Altered(ScriptedAnalyst):
+    """Careful's work, then a changed hand-in (declines as careful does)."""
+
+    def script(self) -> Script:
+        yield from self.look()
+        if self.reading is None or self.reading.kind in DECLINE:
+            yield decline()
+            return
+        answer, evidence = yield from self.solve(self.reading)
+        yield submit(*self.alter(answer, evidence))
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        raise NotImplementedError
+
+
+class AnswerWithoutEvidence(_Altered):
+    name = "answer-without-evidence"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        return answer, []
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return "NULL" if value is None else repr(value)
+
+
+def constant_query(answer: Any) -> str:
+    """A query that prints the answer and reads nothing."""
+    if isinstance(answer, dict):
+        return "SELECT " + ", ".join(f"{_literal(v)} AS {k}" for k, v in answer.items())
+    if isinstance(answer, list) and answer and isinstance(answer[0], list):
+        return " UNION ALL ".join("SELECT " + ", ".join(_literal(c) for c in row) for row in answer)
+    if isinstance(answer, list):
+        return " UNION ALL ".join(f"SELECT {_literal(v)} AS v" for v in answer) or "SELECT 1 WHERE 1 = 0"
+    return f"SELECT {_literal(answer)} AS answer"
+
+
+class ConstantEvidence(_Altered):
+    name = "constant-evidence"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        return answer, [{"store": evidence[-1]["store"], "query": constant_query(answer)}]
+
+
+class LabelSwap(_Altered):
+    name = "label-swap"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        if isinstance(answer, dict):
+            keys, values = list(answer), list(answer.values())
+            return dict(zip(keys, values[1:] + values[:1], strict=True)), evidence
+        if isinstance(answer, list) and len(answer) > 1 and isinstance(answer[0], list):
+            counts = [row[1] for row in answer]
+            return [[row[0], n] for row, n in zip(answer, counts[-1:] + counts[:-1], strict=True)], evidence
+        return answer, evidence
+
+
+class ForeignEvidence(_Altered):
+    """Careful's answer, cited with a valid query on a table no question here depends on alone."""
+
+    name = "foreign-evidence"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        store = evidence[-1]["store"]
+        table = (
+            "products"
+            if store == "lake"
+            else "sellers"
+            if store != "sqlite" or len(self.stores) == 1
+            else "payments"
+        )
+        return answer, [{"store": store, "query": f"SELECT count(*) AS n FROM {table}"}]
+
+
+class Guess(ScriptedAnalyst):
+    """Answers every question with a row count read from ``describe_table``; never declines."""
+
+    name = "guess"
+
+    def script(self) -> Script:
+        store = self.stores[0]
+        table = "products" if store == "lake" else "orders"
+        observation = yield action(call("describe_table", store=store, table=table))
+        rows = result_of(observation, "describe_table").get("rows", 0)
+        query = f"SELECT count(*) AS n FROM {table}"
+        observation = yield action(call("run_sql", store=store, query=query))
+        yield submit(self._shaped(rows), [{"store": store, "query": query}])
+
+    def _shaped(self, rows: int) -> Any:
+        if "metric ids" in self.question:
+            ids = re.findall(r"(\w+) \((?:how many|the|the average)", self.question)
+            return {name: rows for name in ids}
+        if "Answer a table" in self.question:
+            return [["s0000", rows]]
+        if "as a list" in self.question:
+            return ["SP"]
+        return rows
+
+
+ANALYST_POLICIES: dict[str, type[ScriptedAnalyst]] = {
+    "careful": CarefulAnalyst,
+    "always-decline": AlwaysDecline,
+    "answer-everything": AnswerEverything,
+}
+ANALYST_ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
+    cls.name: cls for cls in (AnswerWithoutEvidence, ConstantEvidence, LabelSwap, ForeignEvidence, Guess)
+}
+
+__all__ = [
+    "ANALYST_ATTACKERS",
+    "ANALYST_POLICIES",
+    "AlwaysDecline",
+    "AnswerEverything",
+    "AnswerWithoutEvidence",
+    "CarefulAnalyst",
+    "ConstantEvidence",
+    "ForeignEvidence",
+    "Guess",
+    "LabelSwap",
+    "ScriptedAnalyst",
+    "constant_query",
+]

@@ -1,0 +1,173 @@
+"""What an analyst reads in a question, and the SQL that answers it, in SQLite's and DuckDB's dialects.
+
+This is the analyst's side: it knows nothing of the desk but the question's text. The
+same solutions are the independent SQL the cross-check test holds every template's
+polars reference against (``tests/desks/analyst/test_crosscheck.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PAGE = 50  # rows a query returns at most
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A question as read: which kind it is and its parameters."""
+
+    kind: str
+    params: Mapping[str, Any]
+
+
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("count-status", r"How many orders have status '(?P<status>\w+)'"),
+    ("avg-installments", r"installments over payment rows with method '(?P<method>\w+)'"),
+    ("seller-freight", r"sold by seller '(?P<seller>\w+)'"),
+    ("top-states", r"Which (?P<k>\d+) customer states"),
+    ("category-share", r"comes from products in category '(?P<category>\w+)'"),
+    ("top-sellers", r"Which (?P<k>\d+) sellers sold the most items"),
+    ("avg-review", r"What is the average review score\?"),
+    ("late-share", r"arrived after\s+their estimated delivery date"),
+    ("payment-mismatch", r"have payments whose total differs"),
+    ("profit", r"profit margin"),
+    ("causal", r"cause"),
+    ("market-share", r"share of all e-commerce sales"),
+    ("category-revenue", r"revenue of delivered orders for products in category '(?P<category>\w+)'"),
+    ("seller-state-items", r"sold by sellers in state '(?P<state>\w+)'"),
+    ("month-report", r"orders purchased in (?P<month>\d{4}-\d{2}) \(YYYY-MM\)"),
+    ("delivery-change", r"purchased\s+in (?P<m1>\d{4}-\d{2}) and those purchased in (?P<m2>\d{4}-\d{2})"),
+)
+DECLINE = ("profit", "causal", "market-share")
+CROSS = ("category-revenue", "seller-state-items")
+
+
+def read_question(text: str) -> Reading | None:
+    """The kind and parameters of a question, or ``None`` for one this analyst cannot read."""
+    for kind, pattern in _PATTERNS:
+        found = re.search(pattern, text)
+        if found:
+            params = {k: int(v) if k == "k" else v for k, v in found.groupdict().items()}
+            return Reading(kind, params)
+    return None
+
+
+def _month(column: str, dialect: str) -> str:
+    return f"substr({column}, 1, 7)" if dialect == "sqlite" else f"strftime({column}, '%Y-%m')"
+
+
+def _days(later: str, earlier: str, dialect: str) -> str:
+    if dialect == "sqlite":
+        return f"CAST(julianday({later}) - julianday({earlier}) AS INTEGER)"
+    return f"date_diff('day', {earlier}, {later})"
+
+
+DELIVERED = "o.status = 'delivered' AND o.order_id NOT LIKE 'TEST%'"
+ITEMS = f"order_items i JOIN orders o ON o.order_id = i.order_id WHERE {DELIVERED}"
+
+
+def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
+    """One query whose result holds the answer (templates answered from one store)."""
+    if kind == "count-status":
+        return f"SELECT count(*) AS orders FROM orders WHERE status = '{p['status']}' AND order_id NOT LIKE 'TEST%'"
+    if kind == "avg-installments":
+        return f"SELECT avg(installments) AS avg_installments FROM payments WHERE method = '{p['method']}'"
+    if kind == "seller-freight":
+        return f"SELECT sum(freight) AS freight FROM order_items WHERE seller_id = '{p['seller']}'"
+    if kind == "top-states":
+        return (
+            "SELECT c.state, sum(i.price) AS revenue FROM order_items i JOIN orders o ON o.order_id = i.order_id "
+            f"JOIN customers c ON c.customer_id = o.customer_id WHERE {DELIVERED} "
+            f"GROUP BY c.state ORDER BY revenue DESC, c.state LIMIT {int(p['k'])}"
+        )
+    if kind == "category-share":
+        return (
+            f"SELECT sum(CASE WHEN p.category = '{p['category']}' THEN i.price ELSE 0 END) / sum(i.price) AS share "
+            f"FROM order_items i JOIN orders o ON o.order_id = i.order_id JOIN products p ON p.product_id = i.product_id "
+            f"WHERE {DELIVERED}"
+        )
+    if kind == "top-sellers":
+        return (
+            f"SELECT i.seller_id, count(*) AS items FROM {ITEMS} "
+            f"GROUP BY i.seller_id ORDER BY items DESC, i.seller_id LIMIT {int(p['k'])}"
+        )
+    if kind == "avg-review":
+        return "SELECT avg(score) AS avg_score FROM (SELECT DISTINCT review_id, score FROM reviews) AS r"
+    if kind == "late-share":
+        return (
+            "SELECT sum(CASE WHEN o.delivered_at > o.estimated_delivery_at THEN 1 ELSE 0 END) * 1.0 / count(*) "
+            f"AS late_share FROM orders o WHERE {DELIVERED} AND o.delivered_at IS NOT NULL"
+        )
+    if kind == "payment-mismatch":
+        return (
+            f"WITH due AS (SELECT i.order_id, sum(i.price + i.freight) AS d FROM {ITEMS} GROUP BY i.order_id), "
+            "paid AS (SELECT order_id, sum(value) AS v FROM payments GROUP BY order_id) "
+            "SELECT count(*) AS mismatched FROM due LEFT JOIN paid ON paid.order_id = due.order_id "
+            "WHERE abs(coalesce(paid.v, 0) - due.d) > 0.01"
+        )
+    if kind == "month-report":
+        month = _month("o.purchased_at", dialect)
+        return (
+            f"WITH d AS (SELECT o.order_id FROM orders o WHERE {DELIVERED} AND {month} = '{p['month']}') "
+            "SELECT (SELECT count(*) FROM d) AS delivered_orders, "
+            "(SELECT coalesce(sum(price), 0) FROM order_items WHERE order_id IN (SELECT order_id FROM d)) AS revenue, "
+            "(SELECT coalesce(avg(score), 0) FROM (SELECT DISTINCT review_id, score FROM reviews "
+            "WHERE order_id IN (SELECT order_id FROM d)) AS r) AS avg_review_score"
+        )
+    if kind == "delivery-change":
+        month = _month("o.purchased_at", dialect)
+        days = _days("o.delivered_at", "o.purchased_at", dialect)
+        return (
+            f"WITH t AS (SELECT c.state, {month} AS m, {days} AS d FROM orders o "
+            f"JOIN customers c ON c.customer_id = o.customer_id WHERE {DELIVERED} AND o.delivered_at IS NOT NULL), "
+            f"a AS (SELECT state, sum(d) AS s, count(*) AS n FROM t WHERE m = '{p['m1']}' GROUP BY state), "
+            f"b AS (SELECT state, sum(d) AS s, count(*) AS n FROM t WHERE m = '{p['m2']}' GROUP BY state) "
+            "SELECT a.state FROM a JOIN b ON b.state = a.state "
+            "WHERE 4 * abs(b.s * a.n - a.s * b.n) >= a.s * b.n ORDER BY a.state"
+        )
+    raise ValueError(f"no single-store solution for {kind!r}")
+
+
+def catalog_page(kind: str, p: Mapping[str, Any], offset: int) -> str:
+    """A page of the catalog ids a cross-store question filters on (the lake's side)."""
+    if kind == "category-revenue":
+        where = f"FROM products WHERE category = '{p['category']}' ORDER BY product_id"
+        return f"SELECT product_id {where} LIMIT {PAGE} OFFSET {offset}"
+    where = f"FROM sellers WHERE state = '{p['state']}' ORDER BY seller_id"
+    return f"SELECT seller_id {where} LIMIT {PAGE} OFFSET {offset}"
+
+
+def cross_query(kind: str, ids: Sequence[str]) -> str:
+    """The order side of a cross-store question, the catalog's ids written in (the sqlite side)."""
+    listed = ", ".join(f"'{i}'" for i in ids) or "NULL"
+    if kind == "category-revenue":
+        return f"SELECT coalesce(sum(i.price), 0) AS revenue FROM {ITEMS} AND i.product_id IN ({listed})"
+    return f"SELECT count(*) AS items FROM {ITEMS} AND i.seller_id IN ({listed})"
+
+
+def answer_from(kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+    """The answer a solution's result holds."""
+    if kind in ("top-states", "delivery-change"):
+        return [row[0] for row in rows]
+    if kind == "top-sellers":
+        return [[row[0], row[1]] for row in rows]
+    if kind == "month-report":
+        return dict(zip(columns, rows[0], strict=True))
+    value = rows[0][0]
+    return 0 if value is None else value
+
+
+__all__ = [
+    "CROSS",
+    "DECLINE",
+    "PAGE",
+    "Reading",
+    "answer_from",
+    "catalog_page",
+    "cross_query",
+    "read_question",
+    "solution",
+]
