@@ -16,16 +16,15 @@ import gymnasium as gym
 import numpy as np
 
 from batchgate_gym.desks.gate.generator.build import check_int
-from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS
 
 from .gate import BatchGateEnv
 from .macro_codec import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
+from .macro_wrapper import TextMacroEnv, check_whole_observations
 
 MAX_SLOTS = 64
-TEXT_OBSERVATION_CHARS = 65_536  # the text environment's default observation limit
 
 
-class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
+class MacroGateEnv(TextMacroEnv):
     """BadBatchGate with ``Discrete`` macro actions over ``slots`` batch slots.
 
     **Slots** the batches in the order ``list_batches`` gives them; a case with more
@@ -71,18 +70,13 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
     65,536 characters.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    tracker: MacroTracker
 
     def __init__(
         self, cases: Any = None, *, slots: int = 4, render_mode: str | None = None, **text_kwargs: Any
     ):
         slots = check_int("slots", slots, 1, MAX_SLOTS)
-        check_int(  # the wrapper parses whole text observations: a cut one would break it
-            "max_observation_chars",
-            text_kwargs.get("max_observation_chars", TEXT_OBSERVATION_CHARS),
-            TEXT_OBSERVATION_CHARS,
-            MAX_OBSERVATION_CHARS,
-        )
+        check_whole_observations(text_kwargs)
         self.text_env = BatchGateEnv(cases, render_mode=render_mode, **text_kwargs)
         if self.text_env.limits.max_turns < 2:
             raise ValueError("the macro interface needs max_turns >= 2 (the opening action takes one)")
@@ -92,40 +86,13 @@ class MacroGateEnv(gym.Env[np.ndarray, np.int64]):
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self.layout.n_features,), np.float32)
         self.tracker = MacroTracker(self.layout)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.text_env.reset(seed=seed, options=options)
-        self.tracker = MacroTracker(self.layout)
-        opening = self.tracker.opening()
-        text, _reward, _terminated, _truncated, info = self.text_env.step(opening)
-        self.tracker.absorb(text)
-        return self.tracker.vector(), self._info(info, opening)
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        text_action = self.tracker.action_text(int(action))
-        text, reward, terminated, truncated, info = self.text_env.step(text_action)
-        self.tracker.absorb(text)
-        return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)
-
-    def _info(self, info: dict[str, Any], text_action: str) -> dict[str, Any]:
-        return {**info, "action_mask": self.tracker.mask(), "text_action": text_action}
-
-    def action_masks(self) -> np.ndarray:
-        return self.tracker.mask()
+    def new_tracker(self, task: str) -> MacroTracker:
+        return MacroTracker(self.layout)
 
     def describe(self, action: int) -> str:
         """A macro action in words, e.g. ``slot 1: check:amount__out_of_range``."""
         slot, move = self.layout.decode(int(action))
         return move if slot < 0 else f"slot {slot}: {move}"
-
-    def render(self) -> str | None:
-        return self.text_env.render()
-
-    def close(self) -> None:
-        self.text_env.close()
-        super().close()
 
 
 __all__ = ["SLOT_FEATURES", "SLOT_MOVES", "MacroGateEnv", "MacroLayout", "MacroTracker"]

@@ -16,7 +16,11 @@ The modules, one reason to change each:
 * :mod:`.replay` live scoring, replay from a pinned log, and grading an exported log.
 """
 
-# The Gymnasium id of this desk's environment and its entry point, named by string so
-# that registering it loads no environment code.
+# The Gymnasium ids of this desk's environments and their entry points, named by string
+# so that registering them loads no environment code.
 ENV_ID = "batchgate_gym/RefundDesk-v0"
-GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv"}
+MACRO_ENV_ID = "batchgate_gym/RefundDeskMacro-v0"  # the same desk as Discrete moves with a mask
+GYMNASIUM_IDS = {
+    ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv",
+    MACRO_ENV_ID: "batchgate_gym.envs.refund_macro:RefundMacroEnv",
+}

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from batchgate_gym.desks.refund import ENV_ID, GYMNASIUM_IDS
+from batchgate_gym.desks.refund import ENV_ID, GYMNASIUM_IDS, MACRO_ENV_ID
 from batchgate_gym.desks.refund.cases import (
     CaseFormatError,
     LedgerRow,
@@ -145,4 +145,7 @@ def test_case_source_draws_fixed_cases_and_takes_named_ones():
 
 def test_the_package_names_its_gymnasium_id():
     assert ENV_ID == "batchgate_gym/RefundDesk-v0"
-    assert GYMNASIUM_IDS == {ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv"}
+    assert GYMNASIUM_IDS == {
+        ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv",
+        MACRO_ENV_ID: "batchgate_gym.envs.refund_macro:RefundMacroEnv",
+    }

@@ -1,0 +1,270 @@
+"""Refund macro moves, and the numbers an agent knows about its ticket, read from text.
+
+A macro agent on the refund desk does not write tool calls; it picks one of a
+short list of moves (read the refund history, pay line 2, pay line 2 again under a
+new key, escalate, reply). :class:`RefundMacroTracker` turns a move into the JSON
+tool call a text agent would send and turns the text observation that answers it
+into a fixed-size vector and an action mask. It reads only observations: the
+ticket's order id, the cap and the turn limit from the task text, then the same
+``> call`` lines and JSON results every text policy reads. It never sees the case,
+the world or the log.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from batchgate_gym.kernel.text_policy import action, call, results
+
+DESK_MOVES: tuple[str, ...] = ("lookup", "history", "escalate", "reply")
+LINE_MOVES: tuple[str, ...] = ("pay", "repay")
+GLOBAL_FEATURES = 11
+LINE_FEATURES = 9
+PAY_REASON = "refund of an unpaid line of the order"
+REPAY_REASON = "payment sent again after the provider answered with an error"
+ESCALATE_REASON = "refund above the limit I may pay alone: needs a human"
+REPLY_MESSAGE = "We have looked into your refund request."
+
+_TICKET = re.compile(r'Ticket for order (.+?): "')
+_CAP = re.compile(r"You may refund up to (\d+) cents")
+_TURNS = re.compile(r"You have (\d+) turns")
+_TURN = re.compile(r"^turn (\d+) of (\d+)")
+
+
+@dataclass(frozen=True)
+class RefundMacroLayout:
+    """How a ``Discrete`` index maps to a move: the desk moves first (line ``-1``),
+    then ``pay`` and ``repay`` for each of ``lines`` order-line slots."""
+
+    lines: int = 4
+
+    @property
+    def n_actions(self) -> int:
+        return len(DESK_MOVES) + self.lines * len(LINE_MOVES)
+
+    @property
+    def n_features(self) -> int:
+        return GLOBAL_FEATURES + self.lines * LINE_FEATURES
+
+    def decode(self, index: int) -> tuple[int, str]:
+        """``(line, move)``; a desk move has line ``-1``."""
+        if not 0 <= index < self.n_actions:
+            raise ValueError(f"action {index} is outside 0..{self.n_actions - 1}")
+        if index < len(DESK_MOVES):
+            return -1, DESK_MOVES[index]
+        line, move = divmod(index - len(DESK_MOVES), len(LINE_MOVES))
+        return line, LINE_MOVES[move]
+
+    def index(self, line: int, move: str) -> int:
+        if move in DESK_MOVES:
+            return DESK_MOVES.index(move)
+        return len(DESK_MOVES) + line * len(LINE_MOVES) + LINE_MOVES.index(move)
+
+
+@dataclass
+class LineState:
+    """One line of the ticket's order as the lookup showed it, and what was sent on it."""
+
+    sku: str
+    amount_cents: int
+    sent: int = 0  # payments sent on this line
+    last_error: bool = False  # the latest of them answered with an error
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What the task text states: the order, the cap and the turn limit."""
+
+    order_id: str
+    cap_cents: int
+    max_turns: int
+
+
+def read_ticket(task: str) -> Ticket:
+    """The ticket line, the cap and the turn limit of a reset observation."""
+    ticket, cap, turns = _TICKET.findall(task), _CAP.search(task), _TURNS.search(task)
+    if not ticket or cap is None or turns is None:
+        raise ValueError("the task text names no ticket, cap or turn limit")
+    return Ticket(str(ticket[-1]), int(cap.group(1)), int(turns.group(1)))
+
+
+class RefundMacroTracker:
+    """Translate macro moves to text actions and text observations to numbers.
+
+    Episode protocol: :meth:`start` with the reset observation; send :meth:`opening`
+    (look the order up) as the first action; pass every following observation to
+    :meth:`absorb`; then :meth:`vector` and :meth:`mask` describe the state and
+    :meth:`action_text` turns the chosen index into the next action.
+    """
+
+    def __init__(self, layout: RefundMacroLayout) -> None:
+        self.layout = layout
+        self.ticket = Ticket("", 1, 1)
+        self.turn = 0
+        self.lines: list[LineState] = []
+        self.looked_up = False
+        self.total_cents = 0
+        self.history: list[dict[str, Any]] | None = None  # the latest read's rows
+        self.history_fresh = False  # read since the last payment was sent
+        self.escalated = False
+        self._sent: list[tuple[str, int]] = []
+
+    def start(self, task: str) -> None:
+        self.ticket = read_ticket(task)
+
+    def opening(self) -> str:
+        self._sent = [("lookup_order", -1)]
+        return action(call("lookup_order", order_id=self.ticket.order_id))
+
+    # -- reading -----------------------------------------------------------------------
+    def absorb(self, observation: str) -> None:
+        """Update from the observation that answered the last action."""
+        found = _TURN.match(observation)
+        if found:
+            self.turn = int(found.group(1))
+        for (tool, line), (_name, result) in zip(self._sent, results(observation), strict=False):
+            self._record(tool, line, result)
+        self._sent = []
+
+    def _record(self, tool: str, line: int, result: dict[str, Any]) -> None:
+        if tool == "issue_refund":
+            state = self.lines[line]
+            state.sent += 1
+            state.last_error = "error" in result
+            self.history_fresh = False
+        elif "error" in result:
+            return
+        elif tool == "lookup_order":
+            self._read_order(result)
+        elif tool == "refund_history":
+            self.history = [row for row in result.get("refunds") or [] if isinstance(row, dict)]
+            self.history_fresh = True
+        elif tool == "escalate":
+            self.escalated = result.get("status") == "escalated"
+
+    def _read_order(self, order: dict[str, Any]) -> None:
+        if self.looked_up:
+            return  # the order does not change: a second lookup keeps what was sent per line
+        lines = order.get("lines") or []
+        if len(lines) > self.layout.lines:
+            raise ValueError(f"an order of {len(lines)} lines does not fit in {self.layout.lines} line slots")
+        self.lines = [LineState(str(line["sku"]), int(line["amount_cents"])) for line in lines]
+        self.total_cents = int(order.get("total_cents") or 0)
+        self.looked_up = True
+
+    # -- writing -----------------------------------------------------------------------
+    def action_text(self, index: int) -> str:
+        """The text action for macro ``index`` (a move on an empty line slot sends no call)."""
+        line, move = self.layout.decode(index)
+        order_id = self.ticket.order_id
+        if line >= len(self.lines):
+            self._sent = []
+            return ""
+        self._sent = [(_TOOL_OF_MOVE[move], line)]
+        if move == "lookup":
+            return action(call("lookup_order", order_id=order_id))
+        if move == "history":
+            return action(call("refund_history", order_id=order_id))
+        if move == "escalate":
+            return action(call("escalate", order_id=order_id, reason=ESCALATE_REASON))
+        if move == "reply":
+            return action(call("reply", message=REPLY_MESSAGE))
+        return action(self._payment(self.lines[line], again=move == "repay"))
+
+    def _payment(self, state: LineState, again: bool) -> dict[str, Any]:
+        """``pay`` uses the line's own key, so sending it twice pays once; ``repay`` a new one."""
+        key = f"{self.ticket.order_id}:{state.sku}:{state.amount_cents}"
+        if again:
+            key += f":retry-{state.sent + 1}"
+        state.keys.append(key)
+        return call(
+            "issue_refund",
+            order_id=self.ticket.order_id,
+            amount_cents=state.amount_cents,
+            idempotency_key=key,
+            reason=REPAY_REASON if again else PAY_REASON,
+            sku=state.sku,
+        )
+
+    # -- numbers -----------------------------------------------------------------------
+    def mask(self) -> np.ndarray:
+        """Moves worth sending now, an ``np.int8`` array with 1 where allowed: a lookup
+        not yet answered, a history read not answered since the last payment, one
+        escalation, a first payment on each line, a payment under a new key on a line
+        whose latest payment answered with an error. Replying is always allowed."""
+        allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
+        allowed[self.layout.index(-1, "lookup")] = not self.looked_up
+        allowed[self.layout.index(-1, "history")] = not self.history_fresh
+        allowed[self.layout.index(-1, "escalate")] = self.looked_up and not self.escalated
+        allowed[self.layout.index(-1, "reply")] = 1
+        for line, state in enumerate(self.lines):
+            allowed[self.layout.index(line, "pay")] = state.sent == 0
+            allowed[self.layout.index(line, "repay")] = state.sent > 0 and state.last_error
+        return allowed
+
+    def vector(self) -> np.ndarray:
+        out = np.zeros(self.layout.n_features, dtype=np.float32)
+        out[:GLOBAL_FEATURES] = self._global_features()
+        for line, state in enumerate(self.lines):
+            start = GLOBAL_FEATURES + line * LINE_FEATURES
+            out[start : start + LINE_FEATURES] = self._line_features(state)
+        return out
+
+    def _global_features(self) -> list[float]:
+        rows = self.history or []
+        cap = self.ticket.cap_cents
+        return [
+            float(self.looked_up),
+            float(self.history is not None),
+            float(self.history_fresh),
+            float(self.escalated),
+            float(any(state.sent for state in self.lines)),
+            float(any(state.last_error for state in self.lines)),
+            len(self.lines) / self.layout.lines,
+            float(self.total_cents > cap),
+            min(1.0, len(rows) / self.layout.lines),
+            float(any(row.get("in_flight") for row in rows)),
+            min(1.0, self.turn / max(1, self.ticket.max_turns)),
+        ]
+
+    def _line_features(self, state: LineState) -> list[float]:
+        rows = [row for row in self.history or [] if row.get("sku") == state.sku]
+        cap = self.ticket.cap_cents
+        return [
+            1.0,
+            state.amount_cents / (state.amount_cents + cap) if state.amount_cents > 0 else 0.0,
+            float(state.amount_cents > cap),
+            float(bool(rows)),
+            float(any(row.get("in_flight") for row in rows)),
+            float(any(row.get("idempotency_key") in state.keys for row in rows)),
+            float(state.sent > 0),
+            float(state.sent > 1),
+            float(state.last_error),
+        ]
+
+
+_TOOL_OF_MOVE = {
+    "lookup": "lookup_order",
+    "history": "refund_history",
+    "escalate": "escalate",
+    "reply": "reply",
+    "pay": "issue_refund",
+    "repay": "issue_refund",
+}
+
+__all__ = [
+    "DESK_MOVES",
+    "GLOBAL_FEATURES",
+    "LINE_FEATURES",
+    "LINE_MOVES",
+    "LineState",
+    "RefundMacroLayout",
+    "RefundMacroTracker",
+    "Ticket",
+    "read_ticket",
+]
