@@ -6,8 +6,10 @@ hold on three fronts at once:
 * nothing is written: a SQLite authorizer allows only SELECT, READ, FUNCTION and
   RECURSIVE while agent SQL runs (denying writes, DDL including temp objects,
   PRAGMA, ATTACH and transactions) and always refuses the allocation and extension
-  functions; ``PRAGMA query_only`` backs it up for the few statements SQLite never
-  asks the authorizer about (REINDEX, for one);
+  functions; ``PRAGMA query_only`` backs it up for every statement that is not a
+  query by its grammar (one SQLite might never ask the authorizer about: VACUUM, for
+  one), while a SELECT, VALUES or WITH statement, which cannot write without asking,
+  runs without switching it (a switch expires every prepared statement);
 * nothing runs away: a progress handler interrupts a query past its VM-step,
   wall-clock or memory budget (the process's resident memory may not grow by
   more than ``max_memory_bytes`` during one query), connection limits cap value
@@ -29,6 +31,19 @@ hold on three fronts at once:
 
 The authorizer is installed once and switched by a flag, so the environment's own
 statements (loading, grading) run unhindered.
+
+Preparing a statement is most of what a typical agent query costs, so a guard may
+reuse prepared statements (``reuse_statements=True``, on a connection opened with a
+statement cache). SQLite alone cannot be trusted with that here: a database replaced
+by ``deserialize`` with the same schema cookie keeps every cached statement, compiled
+against the old tables' pages, and such a statement would read whatever table now
+lives on those pages. So every statement the guard runs for an agent is keyed by the
+schema it is compiled against: its text carries the digest of the schema as SQLite
+holds it (names, root pages, definitions), read afresh after every replacement. A
+statement is reused only over an identical schema; any other schema gets a new text,
+prepared afresh under the authorizer. What the authorizer said of a reused statement
+(that it is a SELECT) is remembered per keyed text; forgetting it expires every
+prepared statement, so each is authorized again before it next runs.
 """
 
 from __future__ import annotations
@@ -169,8 +184,11 @@ class SqlGuard:
         "_active",
         "_deadline",
         "_memory_ceiling",
+        "_prepared",
+        "_reuse",
         "_saw_select",
         "_schema",
+        "_selects",
         "_steps",
         "_stopped_by",
         "_tables",
@@ -179,10 +197,15 @@ class SqlGuard:
         "conn",
     )
 
-    def __init__(self, conn: sqlite3.Connection, budget: SqlBudget | None = None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, budget: SqlBudget | None = None, *, reuse_statements: bool = False
+    ) -> None:
         self.conn = conn
         self.budget = budget or SqlBudget()
         self._active = False
+        self._reuse = reuse_statements
+        self._prepared = False  # the authorizer was asked while agent SQL was being compiled
+        self._selects: dict[str, bool] = {}  # keyed text -> its compilation saw a SELECT
         self._tables: set[str] = set()
         self._tables_certain: set[str] = set()
         self._steps = 0
@@ -206,6 +229,7 @@ class SqlGuard:
     ) -> int:
         if not self._active:
             return sqlite3.SQLITE_OK
+        self._prepared = True
         if action not in _ALLOWED_ACTIONS:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_SELECT:
@@ -237,19 +261,25 @@ class SqlGuard:
         """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
         sql = self._checked(query)
         conn = self.conn
-        conn.execute("PRAGMA query_only=1")
-        self._saw_select = False
+        # A statement that is a query by its grammar cannot write without asking the
+        # authorizer; any other keeps the pragma as its backstop. (Switching the pragma
+        # expires every prepared statement, so queries leave it alone.)
+        backstop = _first_word(sql) not in _QUERY_WORDS
+        if backstop:
+            conn.execute("PRAGMA query_only=1")
         self._steps = 0
         self._stopped_by = ""
         self._active = True
+        text = ""  # the statement as run, once it is
         try:
-            # Compiled twice under the authorizer: first as EXPLAIN, which runs none of
-            # it and says which tables it opens, then for real.
+            # Compiled under the authorizer as EXPLAIN first (once per text and schema),
+            # which runs none of it and says which tables it opens, then for real.
             tables = self._tables_opened(sql)
-            self._saw_select = False
+            text = self.keyed(sql)
+            self._saw_select = self._prepared = False
             self._deadline = time.perf_counter() + self.budget.max_seconds
             conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
-            cursor = conn.execute(sql)
+            cursor = conn.execute(text)
             fetched = cursor.fetchmany(self.budget.max_rows + 1)
             columns = [_cut(str(d[0]), self.budget.max_cell_chars) for d in cursor.description or ()]
             cursor.close()
@@ -260,14 +290,57 @@ class SqlGuard:
         finally:
             self._active = False
             conn.set_progress_handler(None, 0)
-            conn.execute("PRAGMA query_only=0")
-        if not self._saw_select:
+            if backstop:
+                conn.execute("PRAGMA query_only=0")
+            saw_select = bool(text) and self._note_select(text)
+        if not saw_select:
             # A statement SQLite never authorized as a SELECT (REINDEX, say) is not a
             # query; query_only kept it from writing, and the agent is told so.
             raise SqlRefused("only SELECT statements are allowed")
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
         return SqlResult(columns, rows, truncated, tables)
+
+    def _note_select(self, text: str) -> bool:
+        """Whether the statement just run was authorized as a SELECT.
+
+        Compiled now (the authorizer was asked), the answer is what it saw, and it is
+        remembered for the keyed text. Reused from the statement cache, the statement
+        was compiled earlier under this guard's authorizer over the same schema (its
+        text names the schema), and the remembered answer stands. An answer never
+        remembered reads as no: refused, never let through.
+        """
+        if not self._reuse:
+            return self._saw_select
+        if self._prepared:
+            if len(self._selects) >= _SELECTS_MAX:
+                self.forget_statements()
+            self._selects[text] = self._saw_select
+            return self._saw_select
+        return self._selects.get(text, False)
+
+    def forget_statements(self) -> None:
+        """Forget what the authorizer said of cached statements, and expire them all.
+
+        Installing the authorizer again makes SQLite expire every prepared statement of
+        the connection: each is compiled afresh, under the authorizer, before it next runs.
+        """
+        self._selects.clear()
+        self.conn.set_authorizer(self._authorize)
+
+    def keyed(self, sql: str) -> str:
+        """``sql`` as the guard runs it: with reuse on, led by a comment naming the schema.
+
+        A desk running its own statements on a connection with a statement cache keys
+        them the same way, so that none compiled over one schema runs over another.
+        """
+        if not self._reuse:
+            return sql
+        active, self._active = self._active, False  # the guard's own look at the schema
+        try:
+            return f"/* schema {self._schema_fingerprint()} */ {sql}"
+        finally:
+            self._active = active
 
     def tables_read(self, query: str) -> tuple[str, ...]:
         """What :meth:`run` returns as ``tables_read`` for ``query``, without running it.
@@ -301,13 +374,23 @@ class SqlGuard:
         self._schema = None
 
     def _schema_fingerprint(self) -> str:
-        """A digest of the schema as SQLite holds it (names, root pages, definitions)."""
+        """A digest of the schema as SQLite holds it (names, root pages, definitions).
+
+        Read again whenever the schema cookie moves or the database was replaced; the
+        digest of a schema already seen in this process is looked up, not recomputed.
+        """
         version = self.conn.execute("PRAGMA schema_version").fetchone()[0]
         if self._schema is None or self._schema[0] != version:
-            rows = self.conn.execute(
-                "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master"
-            ).fetchall()
-            self._schema = (version, hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest())
+            rows = tuple(
+                self.conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall()
+            )
+            digest = _SCHEMA_DIGESTS.get(rows)
+            if digest is None:
+                digest = hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()
+                if len(_SCHEMA_DIGESTS) >= _SCHEMA_DIGESTS_MAX:
+                    _SCHEMA_DIGESTS.clear()
+                _SCHEMA_DIGESTS[rows] = digest
+            self._schema = (version, digest)
         return self._schema[1]
 
     def _tables_opened(self, sql: str) -> tuple[str, ...]:
@@ -338,14 +421,17 @@ class SqlGuard:
 
     def _compile_and_list(self, sql: str) -> tuple[str, ...]:
         """Compile ``sql`` under the (active) authorizer with EXPLAIN; name the tables it opens."""
+        text = self.keyed(sql)  # a cached EXPLAIN lists the program of the schema it names
         if _first_word(sql) == "explain":
+            self._saw_select = self._prepared = False
             try:
-                self.conn.execute(sql).close()  # still compiled under the authorizer
+                self.conn.execute(text).close()  # still compiled under the authorizer
             except Exception as exc:
                 raise SqlRefused(_describe(exc, "")) from None
+            self._note_select(text)  # run() may reuse this very statement
             return ()
         try:
-            program = self.conn.execute("EXPLAIN " + sql).fetchall()
+            program = self.conn.execute("EXPLAIN " + text).fetchall()
         except Exception as exc:
             raise SqlRefused(_describe(exc, "")) from None
         opened = {int(row[3]) for row in program if row[1] in _OPEN_READ and row[4] == 0}
@@ -373,10 +459,18 @@ class SqlGuard:
 
 # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database: 0 is main), ...
 _OPEN_READ = frozenset({"OpenRead", "ReopenIdx"})
+# First keywords of statements that are queries by SQLite's grammar: SELECT and VALUES
+# are select statements, and WITH leads a select or a write the authorizer refuses.
+_QUERY_WORDS = frozenset({"select", "values", "with"})
 # (schema fingerprint, compile limits, statement) -> tables it opens; shared by every
 # guard in the process, so a query text is explained once per schema.
 _TABLES_OPENED: dict[tuple[str, tuple[int, int, int], str], tuple[str, ...]] = {}
 _TABLES_OPENED_MAX = 16_384
+# sqlite_master's rows -> their digest, shared by every guard: a restored image's
+# schema is digested once per process.
+_SCHEMA_DIGESTS: dict[tuple[tuple[object, ...], ...], str] = {}
+_SCHEMA_DIGESTS_MAX = 1024
+_SELECTS_MAX = 4096  # remembered answers per guard; more expire every cached statement
 _LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_]+")
 

@@ -10,6 +10,7 @@ settings :class:`~.sqlguard.SqlGuard` relies on.
 from __future__ import annotations
 
 import functools
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,14 +18,38 @@ from contextlib import contextmanager
 from .sqlguard import SqlGuard
 
 
-def open_connection() -> sqlite3.Connection:
-    """An in-memory database in autocommit mode with no statement cache.
+def open_connection(cached_statements: int = 0) -> sqlite3.Connection:
+    """An in-memory database in autocommit mode, by default with no statement cache.
 
-    No statement cache: the guard's authorizer must see every agent query prepared
-    afresh, or a repeated query would seem to read no table. Autocommit: writes
-    are grouped explicitly with :func:`transaction`.
+    No statement cache unless asked for: the guard's authorizer must see every agent
+    query it has not compiled over the same schema before, and a guard reuses cached
+    statements only when built with ``reuse_statements=True``, which keys each one
+    by its schema (:mod:`.sqlguard`). Autocommit: writes are grouped explicitly with
+    :func:`transaction`.
     """
-    return sqlite3.connect(":memory:", isolation_level=None, cached_statements=0, check_same_thread=False)
+    return sqlite3.connect(
+        ":memory:", isolation_level=None, cached_statements=cached_statements, check_same_thread=False
+    )
+
+
+_COOKIES = itertools.count(1)
+
+
+def stamped_image(conn: sqlite3.Connection) -> bytes:
+    """The connection's database as an image whose schema cookie no earlier image has.
+
+    SQLite recompiles a cached statement when the schema cookie it was compiled under
+    differs from the database's; a replaced database with the same cookie and another
+    schema would keep the old program. Each image this process stamps gets a cookie of
+    its own (beyond any an unstamped schema reaches), so a statement cached over one
+    image is recompiled, under the authorizer, before it runs over another.
+    """
+    conn.execute(f"PRAGMA schema_version={_COOKIE_BASE + next(_COOKIES) % _COOKIE_SPAN}")
+    return conn.serialize()
+
+
+_COOKIE_BASE = 1 << 20  # above the cookie of any schema built statement by statement
+_COOKIE_SPAN = (1 << 31) - _COOKIE_BASE
 
 
 @contextmanager
@@ -70,4 +95,4 @@ def restore(guard: SqlGuard, image: bytes) -> None:
     guard.schema_changed()
 
 
-__all__ = ["connection_from", "open_connection", "restore", "schema_image", "transaction"]
+__all__ = ["connection_from", "open_connection", "restore", "schema_image", "stamped_image", "transaction"]

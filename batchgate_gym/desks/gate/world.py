@@ -27,6 +27,7 @@ from batchgate_gym.kernel.sqlite_image import (
     open_connection,
     restore,
     schema_image,
+    stamped_image,
     transaction,
 )
 
@@ -52,6 +53,9 @@ MART_SQL = (
     "SELECT COALESCE(SUM(o.amount), 0) FROM wh_orders o JOIN wh_customers c ON o.customer_id = c.customer_id"
 )
 _AMOUNT = ORDER_COLUMNS.index("amount")
+# Statements one world keeps compiled: an eval split's worth of checks, orphan counts
+# and loads (a compiled contract check holds about 22 KB).
+_CACHED_STATEMENTS = 128
 _WIDEST_TABLE = max(len(columns) for columns in TABLE_COLUMNS.values())
 
 
@@ -112,7 +116,7 @@ def _build(case: Case) -> PreparedCase:
             conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
             marks = ", ".join("?" * len(batch.columns))
             conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
-    image = conn.serialize()
+    image = stamped_image(conn)
     inserts = {batch.batch_id: warehouse_rows(batch.table, batch.rows) for batch in case.batches}
     # The grader's reference, on the connection that is still open: load every clean
     # batch once, customers first, and read the mart.
@@ -157,8 +161,10 @@ class GateWorld:
         if budget is not None and budget.max_columns < _WIDEST_TABLE:
             # SQLite refuses to read a schema with a table wider than its column limit.
             raise ValueError(f"sql_budget.max_columns must be at least {_WIDEST_TABLE}, the widest table")
-        self.conn = open_connection()
-        self.guard = SqlGuard(self.conn, budget)
+        # Prepared statements are reused (a careful agent's check costs two thirds as much
+        # once compiled); the guard keys each agent statement by the schema it reads.
+        self.conn = open_connection(cached_statements=_CACHED_STATEMENTS)
+        self.guard = SqlGuard(self.conn, budget, reuse_statements=True)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
         self._first_entries: dict[str, LogEntry] = {}  # case digest -> its log's entry 0
@@ -320,7 +326,7 @@ class GateWorld:
             f'SELECT COUNT(*) FROM "{batch.staging_table}" WHERE customer_id NOT IN'
             " (SELECT customer_id FROM wh_customers)"
         )
-        count: int = self.conn.execute(query).fetchone()[0]
+        count: int = self.conn.execute(self.guard.keyed(query)).fetchone()[0]
         return count
 
     def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
