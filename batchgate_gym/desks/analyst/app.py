@@ -55,9 +55,9 @@ def _kind(name: str) -> str:
 
 
 def _bench() -> Any:
-    from . import bench
+    from .bench import AnalystBench
 
-    return bench.AnalystBench
+    return AnalystBench
 
 
 def _make() -> Desk:

@@ -84,8 +84,8 @@ def _number(value: Any) -> bool:
 def same(value: Any, expected: Any, tolerance: float) -> bool:
     """Numbers within ``tolerance``; anything else equal."""
     if _number(value) and _number(expected):
-        return abs(value - expected) <= tolerance + _EPSILON
-    return not _number(value) and not _number(expected) and value == expected
+        return bool(abs(value - expected) <= tolerance + _EPSILON)
+    return not _number(value) and not _number(expected) and bool(value == expected)
 
 
 def _row_same(row: Any, expected: Sequence[Any], tolerance: float) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -135,7 +136,7 @@ class _Builder:
         del order_state
         return {name: tables[name] for name in TABLES}
 
-    def _orders(self, cust_state: np.ndarray) -> tuple[dict[str, list], np.ndarray, int]:
+    def _orders(self, cust_state: np.ndarray) -> tuple[dict[str, list[Any]], np.ndarray, int]:
         rng, n = self.rng, self.scale
         customer = rng.integers(0, self.n_customers, n)
         purchased = np.sort(rng.integers(0, DAYS, n))
@@ -155,7 +156,7 @@ class _Builder:
             order_ids[index] = f"TEST-{k:03d}"
             status[index] = 0
             delivered[index] = purchased[index] + 3
-        orders = {
+        orders: dict[str, list[Any]] = {
             "order_id": order_ids,
             "customer_id": customers,
             "status": [STATUSES[s] for s in status],

@@ -296,7 +296,8 @@ class DuckStore:
             raise self._classify(exc) from None
         if not any(_scans(node) for _, text in plan for node in json.loads(text)):
             return ()
-        names, ctes = set(), set()
+        names: set[str] = set()
+        ctes: set[str] = set()
         for node in _walk(tree):
             if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
                 names.add(node["table_name"].lower())

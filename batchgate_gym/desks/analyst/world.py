@@ -146,7 +146,9 @@ class AnalystWorld:
         return self._handlers[call.name](**call.args)
 
     # -- tools -------------------------------------------------------------------------------
-    def _on_store(self, action: str, args: dict[str, Any], work: Callable[[Store], Any]) -> Mapping[str, Any]:
+    def _on_store(
+        self, action: str, args: dict[str, Any], work: Callable[[Store], Mapping[str, Any]]
+    ) -> Mapping[str, Any]:
         name = args["store"]
         if name not in self.case.stores:
             reason = f"no store {name!r}; this task's stores: {', '.join(self.case.stores)}"

@@ -1,0 +1,126 @@
+"""``batchgate bench --desk analyst``: each store's speed, measured the same way every time.
+
+Per store (and for the level-4 pair ``sqlite+lake``): careful's mean reward and
+episodes per second over the eval cases asked in that store (through the full text
+interface, each graded, evidence re-run), the median time to open the store over a
+dataset already on disk, and the median latency of one join query. Medians over
+``config.repeats`` runs, pinned to one core where the platform allows it.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+LATENCY_QUERY = (
+    "SELECT count(*) AS n, sum(i.price) AS revenue FROM order_items i "
+    "JOIN orders o ON o.order_id = i.order_id WHERE o.status = 'delivered'"
+)
+LATENCY_RUNS = 30
+GROUPS = ("sqlite", "duckdb", "lake", "files", "sqlite+lake")
+
+
+class AnalystBench:
+    @staticmethod
+    def run_benchmark(config: Any, log: Any = lambda _: None, clock: str = "wall") -> dict[str, Any]:
+        from batchgate_gym.app.bench.harness import machine, one_core, use_clock
+
+        use_clock(clock)
+        result: dict[str, Any] = {
+            "desk": "analyst",
+            "machine": machine(),
+            "config": {"repeats": config.repeats},
+            "clock": clock,
+            "stores": {},
+        }
+        with one_core() as core:
+            result["machine"]["pinned_core"] = core
+            for group in GROUPS:
+                log(group)
+                result["stores"][group] = _measure(group, config.repeats)
+        return result
+
+    @staticmethod
+    def markdown(result: dict[str, Any]) -> str:
+        from batchgate_gym.app.tables import markdown_table
+
+        rows = [
+            (
+                group,
+                str(m["cases"]),
+                f"{m['careful_reward']:.4f}",
+                f"{m['episodes_per_second']:,.1f}",
+                f"{m['open_ms']:,.2f}",
+                f"{m['query_ms']:,.2f}",
+            )
+            for group, m in result["stores"].items()
+        ]
+        head = [
+            "store",
+            "eval cases",
+            "careful reward",
+            "careful episodes/s",
+            "open store (ms)",
+            "join query (ms)",
+        ]
+        return markdown_table(head, rows)
+
+
+def _measure(group: str, repeats: int) -> dict[str, Any]:
+    from batchgate_gym.app.bench.harness import median_rate, timed_runs
+    from batchgate_gym.app.evaluate import run_episode
+    from batchgate_gym.envs.analyst import AnalystDeskEnv
+    from batchgate_gym.policies.analyst import CarefulAnalyst
+
+    from .app import _split_cases
+    from .stores import open_store
+    from .world import visible_tables
+
+    cases = [case for case in _split_cases("eval") if case.store == group]
+    env = AnalystDeskEnv(cases)
+    policy = CarefulAnalyst()
+    rewards: list[float] = []
+
+    def loop() -> None:
+        rewards.clear()
+        for index in range(len(cases)):
+            reset = {"seed": index, "options": {"case_index": index}}
+            rewards.append(run_episode(env, policy, index, reset, _desk()).reward)
+
+    runs = timed_runs(loop, repeats)
+    env.close()
+    first = cases[0]
+    name = first.stores[0]
+
+    def opened() -> float:
+        start = time.perf_counter()
+        store = open_store(name, first.data, visible_tables(first, name))
+        took = time.perf_counter() - start
+        store.close()
+        return took
+
+    store = open_store(name, first.data, visible_tables(first, name))
+    store.run(LATENCY_QUERY)
+    latencies = []
+    for _ in range(LATENCY_RUNS):
+        start = time.perf_counter()
+        store.run(LATENCY_QUERY)
+        latencies.append(time.perf_counter() - start)
+    store.close()
+    return {
+        "cases": len(cases),
+        "careful_reward": round(sum(rewards) / len(rewards), 4),
+        "episodes_per_second": round(median_rate(runs, len(cases)), 2),
+        "open_ms": round(1000 * statistics.median(opened() for _ in range(max(3, repeats))), 3),
+        "query_ms": round(1000 * statistics.median(latencies), 3),
+    }
+
+
+def _desk() -> Any:
+    from batchgate_gym.app.desks import get
+
+    return get("analyst")
+
+
+__all__ = ["AnalystBench"]
