@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from batchgate_gym.desks.refund.cases import RefundCase
+from batchgate_gym.desks.refund.generator.build import MAX_TICKETS, check_int
 from batchgate_gym.desks.refund.prompt import task_text
 from batchgate_gym.desks.refund.replay import score_live
 from batchgate_gym.desks.refund.sources import case_source
@@ -23,6 +24,11 @@ from batchgate_gym.kernel.case_sources import CaseSource
 from .text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 RULES = ("default", "original")
+TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue
+
+
+def _queue_knob(tickets: int) -> dict[str, int]:
+    return {"tickets": tickets} if tickets != 1 else {}
 
 
 def refund_case_info(case: RefundCase) -> dict[str, Any]:
@@ -136,14 +142,20 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     keep the original's behaviour, loopholes included.
     ``hints`` (``False``): the brief also says that an error is no proof that
     nothing moved and that a reused key never pays twice.
-    ``max_turns`` (12), ``max_calls_per_step`` (32), ``max_observation_chars``
+    ``tickets`` (1, up to 16; procedural cases only): each case is a queue of that
+    many tickets over one shared ledger, some of them a request sent again; the
+    reply to one ticket brings the next (its order and text in the reply's result)
+    and the reply to the last ends the episode. Each order of the queue is graded as
+    above and the terms averaged over the orders; a request sent again is the same
+    order, so money it moves twice is a duplicate. A reset may name ``tickets`` too.
+    ``max_turns`` (12 per ticket), ``max_calls_per_step`` (32), ``max_observation_chars``
     (65,536); ``log_key`` (bytes: the log is chained with HMAC-SHA256 under it, so
     only its holder can produce a log that verifies) and ``render_mode``
     (``"ansi"``: :meth:`render` returns the transcript).
 
     **Bounds** checked before anything is built (a ``ValueError`` names the
     argument): ``rules`` one of ``"default"``, ``"original"``; ``hints`` a bool;
-    ``max_turns`` 1 to 10,000; ``max_calls_per_step`` 1 to 1,000;
+    ``tickets`` 1 to 16, and only with ``cases=None``; ``max_turns`` 1 to 10,000; ``max_calls_per_step`` 1 to 1,000;
     ``max_observation_chars`` 256 to 1,048,576; ``log_key`` ``None`` or non-empty
     bytes. Booleans are not accepted as ints.
     """
@@ -154,13 +166,19 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         *,
         rules: str = "default",
         hints: bool = False,
-        max_turns: int = 12,
+        tickets: int = 1,
+        max_turns: int | None = None,
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
         # Every argument is checked before anything is built or read.
+        tickets = check_int("tickets", tickets, 1, MAX_TICKETS)
+        if tickets != 1 and cases is not None:
+            raise ValueError("tickets sets the queue of procedural cases: give it only with cases=None")
+        if max_turns is None:
+            max_turns = TURNS_PER_TICKET * tickets
         limits = checked_settings(
             render_mode, self.metadata["render_modes"], max_turns, max_calls_per_step, max_observation_chars
         )
@@ -171,7 +189,9 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")
         super().__init__(
-            refund_adapter(case_source(cases), rules, hints, log_key), limits, render_mode=render_mode
+            refund_adapter(case_source(cases, **_queue_knob(tickets)), rules, hints, log_key),
+            limits,
+            render_mode=render_mode,
         )
 
 

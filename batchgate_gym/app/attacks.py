@@ -17,7 +17,7 @@ from typing import Any
 from . import desks
 from .evaluate import EvaluationResult
 from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies, unsupported
-from .tables import markdown_table, money
+from .tables import markdown_table
 
 TARGET = "careful"  # the gate's target
 
@@ -93,12 +93,10 @@ def attack_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = 
         cells = []
         for metric in desk.shown_metrics:
             value = overall.total(metric.name)
-            if metric.money:
-                cells.append(money(value))
-            elif metric.out_of is not None:
+            if metric.out_of is not None:
                 cells.append(f"{value} / {target.total(metric.out_of)}")
             else:
-                cells.append(str(value))
+                cells.append(metric.text(value))
         rows.append(
             [
                 name,

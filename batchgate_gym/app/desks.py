@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from .tables import money
+
 if TYPE_CHECKING:
     from .evaluate import EpisodeResult  # evaluate imports this module
 
@@ -42,7 +44,8 @@ class Metric:
     """A figure an episode ends with, besides the reward terms.
 
     Integers are counts and floats are amounts of money (summed exactly, to the
-    cent). ``column`` heads it in per-policy tables, ``row`` labels it in the
+    cent); a ``cents`` metric is an int number of cents, summed as a count and
+    shown in dollars. ``column`` heads it in per-policy tables, ``row`` labels it in the
     baseline table (``{cases}`` is replaced by the number of cases) and
     ``phrase`` introduces it in a played episode's score. ``out_of`` names the
     metric it is a part of (shown ``k / n``). ``source`` is ``"score"`` (read
@@ -56,6 +59,7 @@ class Metric:
     row: str = ""
     phrase: str = ""
     money: bool = False
+    cents: bool = False
     out_of: str | None = None
     source: str = "score"
     shown: bool = True
@@ -63,6 +67,14 @@ class Metric:
 
     def read(self, info: Mapping[str, Any]) -> Any:
         return (info["score"] if self.source == "score" else info)[self.name]
+
+    def text(self, value: Any) -> str:
+        """A value of this metric as tables print it: money as dollars, else as it is."""
+        if self.money:
+            return money(value)
+        if self.cents:
+            return money(value / 100)
+        return str(value)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from typing import Any
 
 from . import desks
 from .shared import add_case_source, desk_of, env_kwargs
-from .tables import money
 
 QUIT = ":quit"
 PROMPT = "action> "
@@ -90,12 +89,10 @@ def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:
     for metric in desk.shown_metrics:
         value = metric.read(info)
         phrase = metric.phrase or metric.row or metric.name
-        if metric.money:
-            lines.append(f"{phrase}: {money(value)}")
-        elif metric.out_of is not None:
+        if metric.out_of is not None:
             lines.append(f"{phrase}: {value} of {desk.metric(metric.out_of).read(info)}")
         else:
-            lines.append(f"{phrase}: {value}")
+            lines.append(f"{phrase}: {metric.text(value)}")
     return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from . import desks
 from .evaluate import EvaluationResult
 from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies
-from .tables import markdown_table, money
+from .tables import markdown_table
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
@@ -160,11 +160,9 @@ def baseline_table(results: dict[str, EvaluationResult], desk: desks.Desk | str 
 
 def _total(result: EvaluationResult, metric: desks.Metric, desk: desks.Desk) -> str:
     value = result.overall.total(metric.name)
-    if metric.money:
-        return money(value)
     if metric.out_of is not None:
         return f"{value} / {result.overall.total(desk.metric(metric.out_of).name)}"
-    return str(value)
+    return metric.text(value)
 
 
 def family_table(results: dict[str, EvaluationResult]) -> str:
@@ -198,7 +196,7 @@ def worst_table(results: dict[str, EvaluationResult], metric: desks.Metric, coun
         for episode in ranked[:count]:
             value = episode.metrics[metric.name]
             if value > 0:
-                rows.append([name, episode.case_id, money(value) if metric.money else str(value)])
+                rows.append([name, episode.case_id, metric.text(value)])
     return markdown_table(["policy", "case", metric.column or metric.name], rows)
 
 

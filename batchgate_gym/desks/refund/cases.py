@@ -16,10 +16,17 @@ Another is ``tool_faults.lag_reads``: under ``refund_history: "stale_after_write
 how many history reads after this episode's payment still miss it (an int in 1..5).
 Absent means 1, the original's lag; like the cap it is written only when it is not
 1, so a case with the original's lag reads, writes and hashes as the original's.
+
+The last is ``queue``: the tickets that follow this one in the same episode, over
+the same ledger (at most :data:`MAX_QUEUE`). Each is a case in this format without
+``ledger``, ``split``, ``seed`` and ``cap_cents``, which it takes from the first; a
+ticket about an order an earlier ticket is about must repeat that ticket's order
+and expectation (the same request sent again). Absent means a single ticket.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -59,7 +66,11 @@ CASE_KEYS = (
     "split",
     "seed",
     "cap_cents",  # optional, ours: absent means CAP_CENTS
+    "queue",  # optional, ours: the tickets that follow this one in the same episode
 )
+# A queued ticket shares these with the queue's first ticket and leaves them out.
+INHERITED_KEYS = ("ledger", "split", "seed", "cap_cents")
+MAX_QUEUE = 15  # tickets after the first
 ORDER_KEYS = ("order_id", "customer_id", "total_cents", "lines")
 LINE_KEYS = ("sku", "amount_cents")
 ROW_KEYS = ("order_id", "amount_cents", "sku", "idempotency_key", "day", "in_flight")
@@ -136,6 +147,7 @@ class RefundCase:
     split: str
     seed: int | None
     cap_cents: int = CAP_CENTS  # the most the agent may refund on the order alone
+    queue: tuple[RefundCase, ...] = ()  # the tickets after this one, over the same ledger
     _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
@@ -147,6 +159,11 @@ class RefundCase:
         except KeyError:
             value = self._cache[key] = make()
             return value
+
+    @property
+    def tickets(self) -> tuple[RefundCase, ...]:
+        """The episode's tickets in the order they arrive: this one, then its queue."""
+        return (self, *self.queue)
 
     @property
     def digest(self) -> str:
@@ -179,7 +196,15 @@ def case_to_dict(case: RefundCase) -> dict[str, Any]:
     }
     if case.cap_cents != CAP_CENTS:
         out["cap_cents"] = case.cap_cents
+    if case.queue:
+        out["queue"] = [_queued_dict(ticket) for ticket in case.queue]
     return out
+
+
+def _queued_dict(ticket: RefundCase) -> dict[str, Any]:
+    """A queued ticket as its queue holds it: without what it shares with the first."""
+    full = case_to_dict(ticket)
+    return {key: value for key, value in full.items() if key not in INHERITED_KEYS}
 
 
 def _digest(case: RefundCase) -> str:
@@ -196,9 +221,10 @@ def dumps_case(data: Mapping[str, Any]) -> str:
     if isinstance(ordered, dict):
         if _is_default_cap(ordered.get("cap_cents")):
             del ordered["cap_cents"]
-        faults = ordered.get("tool_faults")
-        if isinstance(faults, Mapping):
-            ordered["tool_faults"] = _written_faults(faults)
+        for ticket in [ordered, *(ordered.get("queue") or [])]:
+            faults = ticket.get("tool_faults") if isinstance(ticket, dict) else None
+            if isinstance(faults, Mapping):
+                ticket["tool_faults"] = _written_faults(faults)
     return json.dumps(ordered, ensure_ascii=False)
 
 
@@ -250,11 +276,12 @@ def _ordered(value: Any, keys: tuple[str, ...], nested: Mapping[str, Any]) -> An
     return out
 
 
-_CASE_NESTED: Mapping[str, Any] = {
+_CASE_NESTED: dict[str, Any] = {
     "order": (ORDER_KEYS, {"lines": (LINE_KEYS, {}, True)}, False),
     "ledger": (ROW_KEYS, {}, True),
     "expect": (EXPECT_KEYS, {}, False),
 }
+_CASE_NESTED["queue"] = (CASE_KEYS, _CASE_NESTED, True)  # a queued ticket is ordered like a case
 
 
 def load_cases(
@@ -326,14 +353,13 @@ def case_from_dict(data: Any, where: str) -> RefundCase:
         cap = read.field(obj, "cap_cents", int)
         if cap <= 0:
             raise read.fail("cap_cents", f"must be a positive number of cents, not {cap}")
-    return RefundCase(
+    ledger = tuple(_row(read, item, f"ledger[{i}]") for i, item in enumerate(read.field(obj, "ledger", list)))
+    first = RefundCase(
         case_id=case_id,
         family=read.field(obj, "family", str),
         prompt=read.field(obj, "prompt", str),
         order=_order(read, read.field(obj, "order", dict)),
-        ledger=tuple(
-            _row(read, item, f"ledger[{i}]") for i, item in enumerate(read.field(obj, "ledger", list))
-        ),
+        ledger=ledger,
         tool_faults=_faults(read, read.field(obj, "tool_faults", dict)),
         expect=_expect(read, read.field(obj, "expect", dict)),
         notes=read.field(obj, "notes", str),
@@ -341,6 +367,36 @@ def case_from_dict(data: Any, where: str) -> RefundCase:
         seed=seed,
         cap_cents=cap,
     )
+    if "queue" not in obj:
+        return first
+    return dataclasses.replace(first, queue=_queue(read, obj, first))
+
+
+def _queue(read: _Reader, obj: Mapping[str, Any], first: RefundCase) -> tuple[RefundCase, ...]:
+    """The queued tickets: each a case without the keys it inherits from ``first``; a
+    ticket about an order an earlier ticket is about repeats that ticket's order and
+    expectation (the same request sent again)."""
+    items = read.field(obj, "queue", list)
+    if not 1 <= len(items) <= MAX_QUEUE:
+        raise read.fail("queue", f"holds 1 to {MAX_QUEUE} tickets, not {len(items)}")
+    shared = {key: obj[key] for key in INHERITED_KEYS if key in obj}
+    seen: dict[str, RefundCase] = {first.order.order_id: first}
+    tickets = []
+    for i, item in enumerate(items):
+        path = f"queue[{i}]"
+        ticket_obj = read.typed(item, dict, path)
+        for key in (*INHERITED_KEYS, "queue"):
+            if key in ticket_obj:
+                raise read.fail(f"{path}.{key}", "a queued ticket takes this from the queue's first ticket")
+        ticket = case_from_dict({**ticket_obj, **shared}, f"{read.where}: {path}")
+        earlier = seen.setdefault(ticket.order.order_id, ticket)
+        if earlier is not ticket and (earlier.order, earlier.expect) != (ticket.order, ticket.expect):
+            raise read.fail(path, f"order {ticket.order.order_id!r} again, with another order or expectation")
+        tickets.append(ticket)
+    ids = [first.case_id, *(t.case_id for t in tickets)]
+    if len(set(ids)) != len(ids):
+        raise read.fail("queue", "every ticket needs its own case_id")
+    return tuple(tickets)
 
 
 def _order(read: _Reader, obj: Mapping[str, Any]) -> Order:
@@ -429,8 +485,10 @@ def _expect(read: _Reader, obj: Mapping[str, Any]) -> Expectation:
 __all__ = [
     "CAP_CENTS",
     "DEFAULT_LAG_READS",
+    "INHERITED_KEYS",
     "LAG_READS",
     "MAX_LAG_READS",
+    "MAX_QUEUE",
     "CaseFormatError",
     "Expectation",
     "LedgerRow",

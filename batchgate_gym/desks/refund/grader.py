@@ -31,11 +31,17 @@ sums the parts past it; paying completes only if every payment is on the target
 line (the first whose amount is what is owed and that has no prior row), they sum
 to at least what is owed and none is more; escalating completes only for the
 ticket's order, after a lookup of it; reads count only when executed.
+
+A case with a queue is graded per order, under either rule set: the calls made
+while a ticket was worked (the log's executed replies end each ticket) go to that
+ticket's order; each order is graded as above against its first ticket, the terms
+are the mean over the orders and the metrics the sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -139,13 +145,72 @@ def grade(
     """
     if rules not in RULES:
         raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
+    entries = list(entries)
     calls = _calls(entries)
+    if not case.queue:
+        return _grade_ticket(case, calls, rules, verified, payments)
+    scores = []
+    for ticket, index_of in _order_groups(case, entries):
+        own = [c for c in calls if index_of(c.position)]
+        record = None if payments is None else [p for p in payments if index_of(p.position)]
+        scores.append(_grade_ticket(ticket, own, rules, verified, record))
+    return _mean(scores)
+
+
+def _grade_ticket(
+    case: RefundCase, calls: Sequence[_Call], rules: str, verified: bool, payments: Sequence[Payment] | None
+) -> RefundScore:
     if rules == "original":
         return _grade_original(case, calls, verified)
     if not verified:
         record = list(payments) if payments is not None else _written_payments(calls)
         return _zero(case, [p for p in record if _amount(p) > 0])
     return _grade_default(case, calls)
+
+
+def _order_groups(
+    case: RefundCase, entries: Sequence[LogEntry | Mapping[str, Any]]
+) -> list[tuple[RefundCase, Callable[[int], bool]]]:
+    """A queue's tickets grouped by order: each order's first ticket, and a test of
+    whether a log position falls while a ticket of that order was worked.
+
+    A call belongs to the ticket being worked when it was made: the log's executed
+    replies mark where one ticket ends and the next begins (anything after the last
+    reply counts for the last ticket). A ticket sent again is one order, graded once,
+    so money it moves twice counts as a duplicate, not as two completed tickets.
+    """
+    tickets = case.tickets
+    replies = [position for position, entry in enumerate(entries) if _is_reply(entry)]
+    order_of = [ticket.order.order_id for ticket in tickets]
+
+    def worked(position: int) -> int:
+        return min(bisect.bisect_left(replies, position), len(tickets) - 1)
+
+    def of_order(order_id: str) -> Callable[[int], bool]:
+        return lambda position: order_of[worked(position)] == order_id
+
+    return [
+        (ticket, of_order(ticket.order.order_id))
+        for index, ticket in enumerate(tickets)
+        if order_of.index(ticket.order.order_id) == index
+    ]
+
+
+def _is_reply(entry: object) -> bool:
+    if not isinstance(entry, (LogEntry, Mapping)):
+        return False
+    action, _, executed = entry_parts(entry)
+    return executed and action == REPLY_ACTION
+
+
+def _mean(scores: Sequence[RefundScore]) -> RefundScore:
+    """One score for a queue: each term the mean over its orders, each metric the sum."""
+    count = len(scores)
+    terms: dict[str, Any] = {
+        name: sum((getattr(s, name) for s in scores), Fraction(0)) / count for name in TERMS
+    }
+    metrics: dict[str, Any] = {name: sum(getattr(s, name) for s in scores) for name in METRICS}
+    return RefundScore(**terms, **metrics)
 
 
 def _payments(calls: Sequence[_Call]) -> list[Payment]:

@@ -1,5 +1,8 @@
 """The text an agent starts from: its job, its tools, how to call them, the ticket.
 
+A case with a queue says how many tickets wait and how the next one arrives; a case
+without one reads exactly as the original's.
+
 The brief states the case's own cap, in cents and in dollars (``5000 cents ($50)``
 for the original's); a policy that plays the desk reads it from there.
 """
@@ -27,6 +30,13 @@ Hints:
   A reused idempotency key never pays twice."""
 
 
+_QUEUE = """\
+Your queue holds {count} tickets, worked one at a time over the same ledger; the
+turns are for the whole queue. Your reply to a ticket brings the next: the reply's
+result names its order ("next_ticket"). Only the reply to the last ticket ends the
+episode. A customer may write about the same order more than once."""
+
+
 def dollars(cents: int) -> str:
     """``$50`` for 5000 cents, ``$123.45`` for 12345: whole dollars without a fraction."""
     whole, rest = divmod(cents, 100)
@@ -51,8 +61,10 @@ def _task_text(case: RefundCase, max_turns: int, hints: bool) -> str:
         f"Tools:\n{tool_lines(REFUND_TOOLS)}",
         f"How to act: {syntax_help(REFUND_TOOLS)}. Calls run in order; each result comes back as JSON.",
         f"You have {max_turns} turns.",
-        f'Ticket for order {case.order.order_id}: "{case.prompt}"',
     ]
+    if case.queue:
+        parts.append(_QUEUE.format(count=len(case.tickets)))
+    parts.append(f'Ticket for order {case.order.order_id}: "{case.prompt}"')
     return escape("\n\n".join(parts))
 
 

@@ -32,7 +32,7 @@ from .generator.build import (
 )
 from .generator.splits import SPLITS
 
-_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate", "cap_cents")
+_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate", "cap_cents", "tickets")
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class ProceduralRefundCases:
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``lines``,
-    ``prior_rows``, ``lag_depth``, ``fault_rate`` and ``cap_cents`` (the refund cap
-    the case carries and its amounts are planted around) scale it; ``case_seed`` names
+    ``prior_rows``, ``lag_depth``, ``fault_rate``, ``cap_cents`` (the refund cap
+    the case carries and its amounts are planted around) and ``tickets`` (a queue of
+    that many tickets over one ledger) scale it; ``case_seed`` names
     the case's seed outright instead of drawing it with the environment's generator.
     The knobs are checked when the source is made and again, merged with a reset's
     options, before each case is built (bounds: ``check_knobs`` in
@@ -56,6 +57,7 @@ class ProceduralRefundCases:
     lag_depth: int | None = DEFAULT_LAG_DEPTH
     fault_rate: float | None = DEFAULT_FAULT_RATE
     cap_cents: int = CAP_CENTS
+    tickets: int = 1
 
     def __post_init__(self) -> None:
         for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():

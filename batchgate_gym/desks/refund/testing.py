@@ -295,6 +295,7 @@ def case_dicts(
     lag_depth: int | st.SearchStrategy[int | None] | None = None,
     fault_rate: float | st.SearchStrategy[float | None] | None = None,
     cap_cents: int | st.SearchStrategy[int] | None = None,
+    tickets: int | st.SearchStrategy[int] | None = None,
     seeds: st.SearchStrategy[int] | None = None,
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Procedural cases in the JSONL dict format, from the generator's seeds and knobs.
@@ -303,8 +304,8 @@ def case_dicts(
     choice); a variant of a drawn family is drawn too (or left to the generator).
     ``lines``, ``prior_rows``, ``lag_depth`` and ``fault_rate`` each take a value or
     a strategy (``None``: the generator's default), and so does ``cap_cents`` (the
-    case's own refund cap; ``None`` leaves the generator's); their bounds are the
-    generator's (``check_knobs``).
+    case's own refund cap; ``None`` leaves the generator's) and ``tickets`` (a queue of
+    that many tickets; ``None``: one); their bounds are the generator's (``check_knobs``).
     """
     from .generator import FAMILIES, build_case
 
@@ -314,6 +315,7 @@ def case_dicts(
     def draw(draw_: st.DrawFn) -> dict[str, Any]:
         fam = draw_(family)
         cap = draw_(_as_strategy(cap_cents))
+        queue = draw_(_as_strategy(tickets))
         return build_case(
             draw_(seeds if seeds is not None else st.integers(0, 2**31 - 1)),
             family=fam,
@@ -323,6 +325,7 @@ def case_dicts(
             lag_depth=draw_(_as_strategy(lag_depth)),
             fault_rate=draw_(_as_strategy(fault_rate)),
             **({} if cap is None else {"cap_cents": cap}),
+            **({} if queue is None else {"tickets": queue}),
         )
 
     return draw()
@@ -369,14 +372,12 @@ def cases(*sources: str | os.PathLike[str], **knobs: Any) -> st.SearchStrategy[A
 
 
 def case_names(case: Any) -> tuple[list[str], list[str], list[int]]:
-    """A case's order ids (the ticket's, then its ledger's other orders), skus and line amounts."""
-    own = case.order.order_id
-    others = sorted({row.order_id for row in case.ledger} - {own})
-    return (
-        [own, *others],
-        [line.sku for line in case.order.lines],
-        [line.amount_cents for line in case.order.lines],
-    )
+    """A case's order ids (its tickets', then its ledger's other orders), skus and line amounts
+    (of every ticket, on a queue)."""
+    own = list(dict.fromkeys(ticket.order.order_id for ticket in case.tickets))
+    others = sorted({row.order_id for row in case.ledger} - set(own))
+    lines = [line for ticket in case.tickets for line in ticket.order.lines]
+    return [*own, *others], [line.sku for line in lines], [line.amount_cents for line in lines]
 
 
 def episodes(

@@ -27,7 +27,7 @@ from typing import Any
 
 from batchgate_gym.kernel.plain import as_int, short_repr
 
-from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS
+from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
 
 TIMEOUT = "timeout_but_executes"
@@ -57,7 +57,9 @@ KNOB_DEFAULTS: dict[str, Any] = {
     "lag_depth": DEFAULT_LAG_DEPTH,
     "fault_rate": DEFAULT_FAULT_RATE,
     "cap_cents": CAP_CENTS,
+    "tickets": 1,
 }
+MAX_TICKETS = MAX_QUEUE + 1  # a queue's tickets, the first included
 
 
 def build_case(
@@ -70,6 +72,7 @@ def build_case(
     lag_depth: int | None = DEFAULT_LAG_DEPTH,
     fault_rate: float | None = DEFAULT_FAULT_RATE,
     cap_cents: int = CAP_CENTS,
+    tickets: int = 1,
     case_id: str | None = None,
 ) -> dict[str, Any]:
     """One case as a dict in the JSONL format of :mod:`batchgate_gym.desks.refund.cases`.
@@ -86,10 +89,17 @@ def build_case(
     ``cap_cents``: the most the agent may refund on the order alone, 1 to 10,000,000
     (:data:`MAX_CAP_CENTS`, $100,000: amounts are drawn up to five times the cap, and
     past that a cent is noise); the amounts are planted around it and the expectation
-    judged against it, and a case at another cap than 5000 carries it. Every knob is
-    checked before anything is built; a bad one raises ``ValueError`` naming it and
-    its bound.
+    judged against it, and a case at another cap than 5000 carries it. ``tickets``: 1
+    to 16; above 1 the case is a queue of that many tickets over one shared ledger,
+    some of them the same request sent again (:mod:`.queue`). Every knob is checked
+    before anything is built; a bad one raises ``ValueError`` naming it and its bound.
     """
+    if check_int("tickets", tickets, 1, MAX_TICKETS) > 1:
+        from .queue import build_queue
+
+        knobs: dict[str, Any] = {"family": family, "variant": variant, "lines": lines}
+        knobs.update(prior_rows=prior_rows, lag_depth=lag_depth, fault_rate=fault_rate, cap_cents=cap_cents)
+        return build_queue(seed, tickets, case_id=case_id, **knobs)
     return compose(
         seed,
         family=family,
@@ -196,7 +206,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     ``0 .. variants(family) - 1``, only with ``family``; ``lines`` ``None`` or an int in
     1..20; ``prior_rows`` ``None`` or an int in 0..200; ``lag_depth`` ``None`` or an int in 0..5;
     ``fault_rate`` ``None`` or a number in [0, 1]; ``cap_cents`` an int in
-    1..10,000,000 (:func:`check_cap`). Booleans are not numbers here.
+    1..10,000,000 (:func:`check_cap`); ``tickets`` an int in 1..16. Booleans are not numbers here.
     Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
     """
     unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
@@ -217,6 +227,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     out["lag_depth"] = _lag_depth(given["lag_depth"])
     out["fault_rate"] = _fault_rate(given["fault_rate"])
     out["cap_cents"] = check_cap(given["cap_cents"])
+    out["tickets"] = check_int("tickets", given["tickets"], 1, MAX_TICKETS)
     return out
 
 
@@ -539,6 +550,7 @@ __all__ = [
     "MAX_CAP_CENTS",
     "MAX_LINES",
     "MAX_PRIOR_ROWS",
+    "MAX_TICKETS",
     "WORLD_LAG_DEPTH",
     "build_case",
     "check_cap",
