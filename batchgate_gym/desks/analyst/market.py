@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -79,24 +78,30 @@ def check_scale(scale: object) -> int:
     return scale
 
 
-def _ids(prefix: str, count: int, width: int) -> list[str]:
-    return [f"{prefix}{i:0{width}d}" for i in range(count)]
+def _ids(prefix: str, numbers: np.ndarray, width: int) -> pl.Series:
+    return prefix + pl.Series(numbers.astype(np.int64)).cast(pl.String).str.zfill(width)
 
 
-def _days(offsets: np.ndarray) -> list[dt.date | None]:
-    base = FIRST_DAY.toordinal()
-    return [None if o < 0 else dt.date.fromordinal(base + int(o)) for o in offsets]
+def _days(offsets: np.ndarray) -> pl.Series:
+    """Day offsets from :data:`FIRST_DAY` as dates; a negative offset is a missing date."""
+    base = (FIRST_DAY - dt.date(1970, 1, 1)).days
+    days = pl.Series(offsets.astype(np.int64) + base).cast(pl.Int32).cast(pl.Date)
+    return pl.select(pl.when(pl.lit(pl.Series(offsets)) >= 0).then(pl.lit(days))).to_series()
 
 
 def _round2(values: np.ndarray) -> np.ndarray:
     return np.round(values, 2)
 
 
+def _draw(rng: np.random.Generator, probabilities: tuple[float, ...], size: int) -> np.ndarray:
+    return rng.choice(len(probabilities), size, p=probabilities)
+
+
 class _Builder:
-    """The tables of one seed and scale, built in dependency order."""
+    """The tables of one seed and scale, built in dependency order, vectorised."""
 
     def __init__(self, seed: int, scale: int) -> None:
-        self.rng = np.random.default_rng([seed, scale, 20_261_130])
+        self.rng = np.random.default_rng([seed & (2**63 - 1), scale, 20_261_130])
         self.scale = scale
         self.n_customers = max(20, int(scale * 0.8))
         self.n_sellers = min(500, max(8, scale // 40))
@@ -104,147 +109,144 @@ class _Builder:
 
     def build(self) -> dict[str, pl.DataFrame]:
         rng = self.rng
-        cust_state = rng.choice(len(STATES), self.n_customers, p=STATE_WEIGHTS)
-        seller_state = rng.choice(len(STATES), self.n_sellers, p=STATE_WEIGHTS)
+        cust_state = _draw(rng, STATE_WEIGHTS, self.n_customers)
+        seller_state = _draw(rng, STATE_WEIGHTS, self.n_sellers)
         product_cat = rng.integers(0, len(CATEGORIES), self.n_products)
-        orders, order_state, total = self._orders(cust_state)
-        items = self._items(orders["order_id"], total)
+        orders = self._orders(cust_state)
+        items, order_index = self._items()
         tables = {
+            "customers": self._customers(cust_state, orders),
             "sellers": pl.DataFrame(
                 {
-                    "seller_id": _ids("s", self.n_sellers, 4),
-                    "state": [STATES[i] for i in seller_state],
+                    "seller_id": _ids("s", np.arange(self.n_sellers), 4),
+                    "state": np.array(STATES)[seller_state],
                 }
             ),
             "products": pl.DataFrame(
                 {
-                    "product_id": _ids("p", self.n_products, 5),
-                    "category": [CATEGORIES[i] for i in product_cat],
+                    "product_id": _ids("p", np.arange(self.n_products), 5),
+                    "category": np.array(CATEGORIES)[product_cat],
                 }
             ),
-            "order_items": items,
-            "payments": self._payments(orders["order_id"], items),
+            "orders": orders.drop("_delivered", "_estimated"),
+            "order_items": items.with_columns(order_id=orders["order_id"].gather(order_index)),
+            "payments": self._payments(orders["order_id"], items, order_index),
             "reviews": self._reviews(orders),
         }
-        tables["orders"] = pl.DataFrame(
-            {k: v for k, v in orders.items() if not k.startswith("_")}
-        ).with_columns(
-            pl.col(c).cast(pl.Date)
-            for c in ("purchased_at", "approved_at", "delivered_at", "estimated_delivery_at")
+        tables["order_items"] = tables["order_items"].select(
+            "order_id", "item_seq", "product_id", "seller_id", "price", "freight"
         )
-        tables["customers"] = self._customers(cust_state, tables["orders"])
-        del order_state
         return {name: tables[name] for name in TABLES}
 
-    def _orders(self, cust_state: np.ndarray) -> tuple[dict[str, list[Any]], np.ndarray, int]:
+    def _orders(self, cust_state: np.ndarray) -> pl.DataFrame:
         rng, n = self.rng, self.scale
         customer = rng.integers(0, self.n_customers, n)
         purchased = np.sort(rng.integers(0, DAYS, n))
-        status = rng.choice(len(STATUSES), n, p=STATUS_WEIGHTS)
+        status = _draw(rng, STATUS_WEIGHTS, n)
         state = cust_state[customer]
         base = np.array(STATE_DELIVERY_DAYS)[state]
-        took = np.maximum(1, np.round(base * rng.gamma(4.0, 0.25, n))).astype(int)
+        took = np.maximum(1, np.round(base * rng.gamma(4.0, 0.25, n))).astype(np.int64)
         delivered = np.where(status == 0, purchased + took, -1)
         missing = (status == 0) & (rng.random(n) < 0.02)  # delivered, but no date recorded
         delivered = np.where(missing, -1, delivered)
         approved = np.where((status == 2) & (rng.random(n) < 0.5), -1, purchased + rng.integers(0, 3, n))
         estimated = purchased + base + rng.integers(8, 16, n)
-        order_ids = _ids("o", n, 7)
-        customers = [f"c{c:06d}" for c in customer]
-        test = rng.choice(n, size=min(TEST_ORDERS, n), replace=False)
-        for k, index in enumerate(sorted(test)):
-            order_ids[index] = f"TEST-{k:03d}"
-            status[index] = 0
-            delivered[index] = purchased[index] + 3
-        orders: dict[str, list[Any]] = {
-            "order_id": order_ids,
-            "customer_id": customers,
-            "status": [STATUSES[s] for s in status],
-            "purchased_at": _days(purchased),
-            "approved_at": _days(approved),
-            "delivered_at": _days(delivered),
-            "estimated_delivery_at": _days(estimated),
-        }
-        return orders, state, n
-
-    def _items(self, order_ids: list[str], n: int) -> pl.DataFrame:
-        rng = self.rng
-        counts = rng.choice([1, 2, 3], n, p=[0.8, 0.15, 0.05])
-        order_index = np.repeat(np.arange(n), counts)
-        seq = np.concatenate([np.arange(1, c + 1) for c in counts]) if n else np.array([], int)
-        m = len(order_index)
-        price = _round2(np.exp(rng.normal(4.2, 0.8, m)).clip(5, 3000))
-        freight = _round2(rng.uniform(5, 40, m))
+        order_ids = _ids("o", np.arange(n), 7)
+        test = np.sort(rng.choice(n, size=min(TEST_ORDERS, n), replace=False))
+        status[test] = 0
+        delivered[test] = purchased[test] + 3
+        order_ids = order_ids.scatter(test, [f"TEST-{k:03d}" for k in range(len(test))])
         return pl.DataFrame(
             {
-                "order_id": [order_ids[i] for i in order_index],
-                "item_seq": seq.astype(np.int64),
-                "product_id": [f"p{p:05d}" for p in rng.integers(0, self.n_products, m)],
-                "seller_id": [f"s{s:04d}" for s in rng.integers(0, self.n_sellers, m)],
-                "price": price,
-                "freight": freight,
+                "order_id": order_ids,
+                "customer_id": _ids("c", customer, 6),
+                "status": np.array(STATUSES)[status],
+                "purchased_at": _days(purchased),
+                "approved_at": _days(approved),
+                "delivered_at": _days(delivered),
+                "estimated_delivery_at": _days(estimated),
+                "_delivered": delivered,
+                "_estimated": estimated,
             }
         )
 
-    def _payments(self, order_ids: list[str], items: pl.DataFrame) -> pl.DataFrame:
-        rng = self.rng
-        due = items.group_by("order_id").agg((pl.col("price") + pl.col("freight")).sum().alias("due"))
-        due_map = dict(zip(due["order_id"].to_list(), due["due"].to_list(), strict=True))
-        rows: dict[str, list] = {"order_id": [], "seq": [], "method": [], "installments": [], "value": []}
-        for order_id in order_ids:
-            total = round(due_map[order_id], 2)
-            if rng.random() < 0.03:  # planted: payments that do not sum to the items
-                total = round(total + float(rng.choice([-1, 1])) * round(float(rng.uniform(1, 30)), 2), 2)
-            parts = [total]
-            if rng.random() < 0.1 and total > 20:
-                voucher = round(float(rng.uniform(5, total / 2)), 2)
-                parts = [round(total - voucher, 2), voucher]
-            for seq, value in enumerate(parts, start=1):
-                method = "voucher" if seq == 2 else METHODS[int(rng.choice(4, p=[0.7, 0.2, 0.05, 0.05]))]
-                rows["order_id"].append(order_id)
-                rows["seq"].append(seq)
-                rows["method"].append(method)
-                rows["installments"].append(int(rng.integers(1, 11)) if method == "credit_card" else 1)
-                rows["value"].append(value)
-        return pl.DataFrame(rows, schema_overrides={"seq": pl.Int64, "installments": pl.Int64})
+    def _items(self) -> tuple[pl.DataFrame, np.ndarray]:
+        rng, n = self.rng, self.scale
+        counts = _draw(rng, (0.8, 0.15, 0.05), n) + 1
+        order_index = np.repeat(np.arange(n), counts)
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        seq = np.arange(len(order_index)) - starts + 1
+        m = len(order_index)
+        items = pl.DataFrame(
+            {
+                "item_seq": seq.astype(np.int64),
+                "product_id": _ids("p", rng.integers(0, self.n_products, m), 5),
+                "seller_id": _ids("s", rng.integers(0, self.n_sellers, m), 4),
+                "price": _round2(np.exp(rng.normal(4.2, 0.8, m)).clip(5, 3000)),
+                "freight": _round2(rng.uniform(5, 40, m)),
+            }
+        )
+        return items, order_index
 
-    def _reviews(self, orders: dict[str, list]) -> pl.DataFrame:
-        rng = self.rng
-        rows: dict[str, list] = {"review_id": [], "order_id": [], "score": [], "created_at": []}
-        count = 0
-        for order_id, delivered, estimated in zip(
-            orders["order_id"], orders["delivered_at"], orders["estimated_delivery_at"], strict=True
-        ):
-            if delivered is None or rng.random() > 0.85:
-                continue
-            late = delivered > estimated
-            score = (
-                int(rng.choice(5, p=[0.3, 0.15, 0.2, 0.2, 0.15] if late else [0.05, 0.05, 0.1, 0.3, 0.5])) + 1
-            )
-            review = (
-                f"r{count:07d}",
-                order_id,
-                score,
-                delivered + dt.timedelta(days=int(rng.integers(0, 6))),
-            )
-            count += 1
-            copies = 2 if rng.random() < 0.04 else 1  # planted: the export repeats some rows
-            for _ in range(copies):
-                for key, value in zip(rows, review, strict=True):
-                    rows[key].append(value)
+    def _payments(self, order_ids: pl.Series, items: pl.DataFrame, order_index: np.ndarray) -> pl.DataFrame:
+        rng, n = self.rng, self.scale
+        due = np.bincount(order_index, weights=(items["price"] + items["freight"]).to_numpy(), minlength=n)
+        total = np.round(due, 2)
+        off = rng.random(n) < 0.03  # planted: payments that do not sum to the items
+        total = np.round(total + off * rng.choice([-1.0, 1.0], n) * np.round(rng.uniform(1, 30, n), 2), 2)
+        split = (rng.random(n) < 0.1) & (total > 20)
+        voucher = np.round(5 + rng.random(n) * (total / 2 - 5), 2)
+        first = np.where(split, np.round(total - voucher, 2), total)
+        method = _draw(rng, (0.7, 0.2, 0.05, 0.05), n)
+        installments = np.where(method == 0, rng.integers(1, 11, n), 1)
+        index = np.concatenate([np.arange(n), np.flatnonzero(split)])
+        seq = np.concatenate([np.ones(n, np.int64), np.full(int(split.sum()), 2, np.int64)])
+        methods = np.concatenate([method, np.full(int(split.sum()), METHODS.index("voucher"))])
+        values = np.concatenate([first, voucher[split]])
+        installs = np.concatenate([installments, np.ones(int(split.sum()), np.int64)])
+        order = np.lexsort((seq, index))
         return pl.DataFrame(
-            rows,
-            schema={"review_id": pl.String, "order_id": pl.String, "score": pl.Int64, "created_at": pl.Date},
+            {
+                "order_id": order_ids.gather(index[order]),
+                "seq": seq[order],
+                "method": np.array(METHODS)[methods[order]],
+                "installments": installs[order].astype(np.int64),
+                "value": values[order],
+            }
+        )
+
+    def _reviews(self, orders: pl.DataFrame) -> pl.DataFrame:
+        rng = self.rng
+        delivered, estimated = orders["_delivered"].to_numpy(), orders["_estimated"].to_numpy()
+        reviewed = np.flatnonzero((delivered >= 0) & (rng.random(len(delivered)) <= 0.85))
+        late = delivered[reviewed] > estimated[reviewed]
+        k = len(reviewed)
+        happy = _draw(rng, (0.05, 0.05, 0.1, 0.3, 0.5), k)
+        unhappy = _draw(rng, (0.3, 0.15, 0.2, 0.2, 0.15), k)
+        score = np.where(late, unhappy, happy) + 1
+        created = delivered[reviewed] + rng.integers(0, 6, k)
+        copies = np.where(rng.random(k) < 0.04, 2, 1)  # planted: the export repeats some rows
+        rows = np.repeat(np.arange(k), copies)
+        return pl.DataFrame(
+            {
+                "review_id": _ids("r", rows, 7),
+                "order_id": orders["order_id"].gather(reviewed[rows]),
+                "score": score[rows].astype(np.int64),
+                "created_at": _days(created[rows]),
+            }
         )
 
     def _customers(self, cust_state: np.ndarray, orders: pl.DataFrame) -> pl.DataFrame:
         first = orders.group_by("customer_id").agg(pl.col("purchased_at").min().alias("first_order_at"))
         city = self.rng.integers(1, 4, self.n_customers)
+        states = np.array(STATES)[cust_state]
         table = pl.DataFrame(
             {
-                "customer_id": [f"c{c:06d}" for c in range(self.n_customers)],
-                "state": [STATES[s] for s in cust_state],
-                "city": [f"{STATES[s].lower()}-city-{k}" for s, k in zip(cust_state, city, strict=True)],
+                "customer_id": _ids("c", np.arange(self.n_customers), 6),
+                "state": states,
+                "city": pl.Series(np.char.lower(states.astype(str)))
+                + "-city-"
+                + pl.Series(city).cast(pl.String),
             }
         )
         return table.join(first, on="customer_id", how="inner").sort("customer_id")

@@ -124,7 +124,7 @@ def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] = TABLES) -> bytes:
                 frame = tables[name]
                 cols = _columns(frame, _SQLITE_TYPES)
                 conn.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t in cols)})")
-                rows = (tuple(plain_cell(v) for v in row) for row in frame.iter_rows())
+                rows = frame.with_columns(pl.col(pl.Date).dt.strftime("%Y-%m-%d")).rows()
                 conn.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})", rows)
         return conn.serialize()
     finally:
