@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -77,8 +78,10 @@ class TrainRun:
     curve_seconds: float = 0.0
 
 
-def make_model(config: TrainConfig) -> Any:
-    """A fresh, seeded model on a vectorised macro env."""
+def make_model(config: Any, env_class: type = MacroGateEnv, size: dict[str, int] | None = None) -> Any:
+    """A fresh, seeded model on a vectorised macro env: the gate's by default, sized by
+    ``config.slots``; another desk's wrapper takes its own ``size`` keywords. ``config``
+    is this script's :class:`TrainConfig` or any config with the same training fields."""
     import torch
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -86,10 +89,10 @@ def make_model(config: TrainConfig) -> Any:
     torch.set_num_threads(config.threads)
     cases = None if config.cases == "procedural" else config.cases
     env = make_vec_env(
-        MacroGateEnv,
+        env_class,
         n_envs=config.n_envs,
         seed=config.seed,
-        env_kwargs={"cases": cases, "slots": config.slots},
+        env_kwargs={"cases": cases, **(size if size is not None else {"slots": config.slots})},
         vec_env_cls=SubprocVecEnv if config.subproc else DummyVecEnv,
     )
     algorithm = _algorithm(config.algo)
@@ -127,12 +130,21 @@ def play(model: Any, config: TrainConfig, name: str, n_jobs: int = 1) -> Evaluat
     return evaluate(policy, split=config.eval_split, n_jobs=n_jobs, progress=False)
 
 
-def train(config: TrainConfig) -> TrainRun:
-    """Train from scratch; record a learning-curve point every ``curve_every`` steps."""
+def train(
+    config: Any,
+    make: Callable[[Any], Any] | None = None,
+    measure: Callable[[Any, Any, int], Any] | None = None,
+) -> TrainRun:
+    """Train from scratch; record a learning-curve point every ``curve_every`` steps.
+
+    ``make(config)`` builds a model (:func:`make_model` by default) and ``measure(model,
+    config, steps)`` takes a curve point (this script's held-out measure by default):
+    another desk's script passes its own."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    model = make_model(config)
-    untrained = make_model(config)  # same seed, same initial weights, never trained
+    make, measure = make or make_model, measure or _curve_point
+    model = make(config)
+    untrained = make(config)  # same seed, same initial weights, never trained
     run = TrainRun(config, model, untrained)
 
     class Curve(BaseCallback):
@@ -140,28 +152,33 @@ def train(config: TrainConfig) -> TrainRun:
             due = config.curve_every and self.num_timesteps // config.curve_every > len(run.curve) - 1
             if due:
                 started = time.perf_counter()
-                run.curve.append(_curve_point(model, config, self.num_timesteps))
+                run.curve.append(measure(model, config, self.num_timesteps))
                 run.curve_seconds += time.perf_counter() - started
             return True
 
     started = time.perf_counter()
     if config.curve_every:
-        run.curve.append(_curve_point(model, config, 0))
+        run.curve.append(measure(model, config, 0))
     model.learn(total_timesteps=config.steps, callback=Curve())
     if config.curve_every and run.curve[-1].steps != model.num_timesteps:
-        run.curve.append(_curve_point(model, config, model.num_timesteps))
+        run.curve.append(measure(model, config, model.num_timesteps))
     run.train_seconds = time.perf_counter() - started - run.curve_seconds
     return run
 
 
+def train_mean_reward(model: Any) -> float | None:
+    """The mean reward of the model's last finished training episodes, if any."""
+    episodes = [info["r"] for info in model.ep_info_buffer] if model.ep_info_buffer else []
+    return round(float(np.mean(episodes)), 4) if episodes else None
+
+
 def _curve_point(model: Any, config: TrainConfig, steps: int) -> CurvePoint:
     held_out = play(model, config, "ppo")
-    episodes = [info["r"] for info in model.ep_info_buffer] if model.ep_info_buffer else []
     point = CurvePoint(
         steps=steps,
         eval_mean_reward=held_out.overall.mean("reward"),
         eval_bad_batches_loaded=held_out.overall.bad_batches_loaded,
-        train_mean_reward=round(float(np.mean(episodes)), 4) if episodes else None,
+        train_mean_reward=train_mean_reward(model),
     )
     if config.verbose:
         print(
@@ -188,15 +205,23 @@ def compare(run: TrainRun, n_jobs: int = 1) -> dict[str, EvaluationResult]:
 
 
 def plot_curve(
-    curve: list[CurvePoint], path: Path, n_defective: int, title: str = "MaskablePPO on BadBatchGateMacro-v0"
+    curve: list[Any],
+    path: Path,
+    n_defective: int | None,
+    title: str = "MaskablePPO on BadBatchGateMacro-v0",
+    *,
+    bottom: tuple[str, str] | None = None,
 ) -> None:
+    """Held-out and training mean reward on top; below, defective batches loaded of
+    ``n_defective``, or ``bottom``: another desk's ``(curve field, axis label)``."""
+    field_name, label = bottom or ("eval_bad_batches_loaded", f"defective batches loaded (of {n_defective})")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     steps = [p.steps for p in curve]
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    figure, (top, lower) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     top.plot(steps, [p.eval_mean_reward for p in curve], marker="o", label="held-out eval (greedy)")
     trained = [(p.steps, p.train_mean_reward) for p in curve if p.train_mean_reward is not None]
     if trained:
@@ -205,20 +230,19 @@ def plot_curve(
     top.set_ylim(0, 1.02)
     top.legend(loc="lower right")
     top.grid(alpha=0.3)
-    bottom.plot(steps, [p.eval_bad_batches_loaded for p in curve], marker="o", color="tab:red")
-    bottom.set_ylabel(f"defective batches loaded (of {n_defective})")
-    bottom.set_xlabel("environment steps")
-    bottom.set_ylim(bottom=0)
-    bottom.grid(alpha=0.3)
+    lower.plot(steps, [getattr(p, field_name) for p in curve], marker="o", color="tab:red")
+    lower.set_ylabel(label)
+    lower.set_xlabel("environment steps")
+    lower.set_ylim(bottom=0)
+    lower.grid(alpha=0.3)
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
-def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    defaults = TrainConfig()
+def add_training_arguments(parser: argparse.ArgumentParser, defaults: Any) -> None:
+    """The options every PPO script takes, with the defaults of its config."""
     parser.add_argument("--steps", type=int, default=defaults.steps)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--cases", default=defaults.cases, help="procedural, train, or a JSONL path")
@@ -233,12 +257,21 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     parser.add_argument("--epochs", type=int, default=defaults.epochs)
     parser.add_argument("--curve-every", type=int, default=defaults.curve_every)
     parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads")
+
+
+def config_from(args: argparse.Namespace, config_class: Any) -> Any:
+    """A verbose config of ``config_class`` (a dataclass) from the parsed options it has fields for."""
+    given = {f.name: getattr(args, f.name) for f in fields(config_class) if hasattr(args, f.name)}
+    return config_class(**given, verbose=True)
+
+
+def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_training_arguments(parser, TrainConfig())
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for the final evaluation")
     parser.add_argument("--out", type=Path, default=Path("out/ppo"), help="directory for curve, model, JSON")
     args = parser.parse_args(argv)
-    given = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
-    config = TrainConfig(**given, verbose=True)
-    return config, args
+    return config_from(args, TrainConfig), args
 
 
 def main(argv: list[str] | None = None) -> int:
