@@ -70,7 +70,8 @@ class RefundMacroEnv(TextMacroEnv):
     :class:`~batchgate_gym.envs.refund.RefundDeskEnv` (``rules``, ``hints``, limits,
     ``log_key``), with its bounds. The wrapper reads every text observation whole,
     so ``max_observation_chars`` may not go below 65,536, and ``max_turns`` must be
-    at least 2 (the opening takes one).
+    at least 2 (the opening takes one). One ticket an episode: ``tickets`` is 1, and
+    a case holding a queue of tickets is refused at reset.
     """
 
     tracker: RefundMacroTracker
@@ -80,7 +81,9 @@ class RefundMacroEnv(TextMacroEnv):
     ):
         lines = check_int("lines", lines, 1, MAX_LINES)
         check_whole_observations(text_kwargs)
-        check_int("max_turns", text_kwargs.get("max_turns", 12), 2, 10_000)  # the opening takes one
+        if text_kwargs.get("max_turns") is not None:
+            check_int("max_turns", text_kwargs["max_turns"], 2, 10_000)  # the opening takes one
+        check_int("tickets", text_kwargs.get("tickets", 1), 1, 1, "1: the moves play one ticket an episode")
         self.text_env = RefundDeskEnv(cases, render_mode=render_mode, **text_kwargs)
         self.render_mode = render_mode
         self.layout = RefundMacroLayout(lines)

@@ -32,6 +32,7 @@ REPLY_MESSAGE = "We have looked into your refund request."
 _TICKET = re.compile(r'Ticket for order (.+?): "')
 _CAP = re.compile(r"You may refund up to (\d+) cents")
 _TURNS = re.compile(r"You have (\d+) turns")
+_QUEUE = re.compile(r"Your queue holds \d+ tickets")
 _TURN = re.compile(r"^turn (\d+) of (\d+)")
 
 
@@ -86,10 +87,13 @@ class Ticket:
 
 
 def read_ticket(task: str) -> Ticket:
-    """The ticket line, the cap and the turn limit of a reset observation."""
+    """The ticket line, the cap and the turn limit of a reset observation (one ticket:
+    a task that announces a queue of them is refused)."""
     ticket, cap, turns = _TICKET.findall(task), _CAP.search(task), _TURNS.search(task)
     if not ticket or cap is None or turns is None:
         raise ValueError("the task text names no ticket, cap or turn limit")
+    if _QUEUE.search(task):
+        raise ValueError("the macro moves play one ticket an episode, not a queue of them")
     return Ticket(str(ticket[-1]), int(cap.group(1)), int(turns.group(1)))
 
 

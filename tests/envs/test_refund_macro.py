@@ -61,11 +61,24 @@ def test_layout_round_trips_every_index() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"lines": 0}, {"lines": True}, {"lines": 21}, {"max_observation_chars": 4096}, {"max_turns": 1}],
+    [
+        {"lines": 0},
+        {"lines": True},
+        {"lines": 21},
+        {"max_observation_chars": 4096},
+        {"max_turns": 1},
+        {"tickets": 2, "cases": None},
+    ],
 )
 def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        RefundMacroEnv("eval", **kwargs)
+        RefundMacroEnv(**{"cases": "eval", **kwargs})
+
+
+def test_a_queue_of_tickets_is_refused_at_reset() -> None:
+    env = RefundMacroEnv()
+    with pytest.raises(ValueError, match="one ticket"):
+        env.reset(seed=0, options={"tickets": 3})
 
 
 def test_an_order_with_more_lines_than_slots_is_an_error() -> None:
