@@ -286,50 +286,71 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     load_before = _load()
     run = train(config)
-    load_after = _load()
+    machine = {
+        "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+        "load_average_after_training": _load(),
+    }
     results = compare(run)
     fresh = compare(run, check_seeds(config)) if config.check_seeds else {}
     texts = text_baselines(config)
-    machine = {
-        "cpus": os.cpu_count(),
-        "load_1min_before": load_before,
-        "load_1min_after_training": load_after,
-    }
-    output = "\n".join(
-        [
-            f"trained {run.model.num_timesteps} env steps in {run.train_seconds:.1f} s"
-            f" (curve evaluations: {run.curve_seconds:.1f} s); {machine['cpus']} CPUs,"
-            f" load averages (1, 5, 15 min) {load_before} before and {load_after} after training",
-            f"\n### Held-out {config.eval_split} split, through RefundDeskMacro-v0\n",
-            baseline_table(results, DESK),
-            "\n### Mean reward per family\n",
-            family_table(results),
-            "\n### The reference text policies on RefundDesk-v0, same split\n",
-            baseline_table(texts, DESK),
-        ]
-    )
-    if fresh:
-        output += f"\n\n### {config.check_seeds} fresh procedural tickets, through RefundDeskMacro-v0\n\n"
-        output += baseline_table(fresh, DESK)
+    output = _output(run, machine, results, texts, fresh)
     print(output)
     (args.out / "output.txt").write_text(output + "\n")
     if args.save_model:
         run.model.save(args.out / "model.zip")
-    summary = {
-        "config": asdict(config),
-        "env_steps": int(run.model.num_timesteps),
-        "train_seconds": round(run.train_seconds, 1),
-        "machine": machine,
-        "curve": [asdict(point) for point in run.curve],
-        "results": {name: result.to_json(DESK) for name, result in results.items()},
-        "text_policies": {name: result.to_json(DESK) for name, result in texts.items()},
-        "procedural_check": {name: _headline(result) for name, result in fresh.items()},
-    }
+    summary = _summary(run, machine, results, texts, fresh)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
     if run.curve:
         plot_curve(run.curve, args.out / "learning_curve.png")
         print(f"\nlearning curve: {args.out / 'learning_curve.png'}")
     return 0
+
+
+Results = dict[str, EvaluationResult]
+
+
+def _output(run: Any, machine: dict[str, Any], results: Results, texts: Results, fresh: Results) -> str:
+    """The tables the run prints (and writes to ``output.txt``)."""
+    config = run.config
+    parts = [
+        f"trained {run.model.num_timesteps} env steps in {run.train_seconds:.1f} s"
+        f" (curve evaluations: {run.curve_seconds:.1f} s); {machine['cpus']} CPUs, load averages"
+        f" (1, 5, 15 min) {machine['load_average_before']} before and"
+        f" {machine['load_average_after_training']} after training",
+        f"\n### Held-out {config.eval_split} split, through RefundDeskMacro-v0\n",
+        baseline_table(results, DESK),
+        "\n### Mean reward per family\n",
+        family_table(results),
+        "\n### The reference text policies on RefundDesk-v0, same split\n",
+        baseline_table(texts, DESK),
+    ]
+    if fresh:
+        parts += [
+            f"\n### {config.check_seeds} fresh procedural tickets, through RefundDeskMacro-v0\n",
+            baseline_table(fresh, DESK),
+        ]
+    return "\n".join(parts)
+
+
+def _summary(
+    run: Any, machine: dict[str, Any], results: Results, texts: Results, fresh: Results
+) -> dict[str, Any]:
+    """``summary.json``: the gate's ``ppo_macro`` shape (config, steps, time, curve, results
+    per policy on the held-out split), plus duplicate payments and cents paid twice per
+    policy, the text policies and the fresh-ticket check."""
+    return {
+        "config": asdict(run.config),
+        "env_steps": int(run.model.num_timesteps),
+        "train_seconds": round(run.train_seconds, 1),
+        "machine": machine,
+        "curve": [asdict(point) for point in run.curve],
+        "results": {name: result.to_json(DESK) for name, result in results.items()},
+        "duplicate_payments": {name: r.overall.total("duplicate_effects") for name, r in results.items()},
+        "cents_paid_twice": {name: r.overall.total("duplicate_cents") for name, r in results.items()},
+        "text_policies": {name: result.to_json(DESK) for name, result in texts.items()},
+        "procedural_check": {name: _headline(result) for name, result in fresh.items()},
+    }
 
 
 if __name__ == "__main__":
