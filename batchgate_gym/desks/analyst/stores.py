@@ -15,7 +15,9 @@ The DuckDB stores run one thread under a memory limit with no spilling to disk,
 external access switched off after the views are made (only the case's own
 directory stays readable), extension installing and loading off, and the
 configuration locked; a query must parse as exactly one SELECT, and a timer
-interrupts it at the time budget. What a DuckDB query read is the store's tables it
+interrupts it at the time budget. The built-ins whose output size an argument sets
+(``repeat``, ``lpad``, ``range`` ...: one call is one step no interrupt stops) are
+refused by name, from DuckDB's own parse tree. What a DuckDB query read is the store's tables it
 names outside its own CTEs, and none when the plan scans nothing (``SELECT 42``).
 
 A query the agent got wrong raises :class:`StoreRefused`; a store that fails on
@@ -50,8 +52,27 @@ MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
 MAX_QUERY_CHARS = 20_000
 DUCK_SECONDS = 2.0
-DUCK_MEMORY = "256MB"
+DUCK_MEMORY = "128MB"
 SQLITE_BUDGET = SqlBudget(max_steps=20_000_000, max_seconds=2.0)
+# DuckDB built-ins whose output size an argument sets: one call is one step that no
+# interrupt stops (``repeat('x', 10**9)`` held a store for minutes past its budget,
+# outside the memory limit), so they are not offered at all.
+SIZED_FUNCTIONS = frozenset(
+    {
+        "repeat",
+        "lpad",
+        "rpad",
+        "printf",
+        "format",
+        "bar",
+        "list_resize",
+        "array_resize",
+        "range",
+        "generate_series",
+        "repeat_row",
+        "list_repeat",
+    }
+)
 
 
 class StoreRefused(Exception):
@@ -137,8 +158,9 @@ class SqliteStore:
     name = "sqlite"
 
     def __init__(
-        self, spec: DataSpec, visible: tuple[str, ...] = TABLES, budget: SqlBudget = SQLITE_BUDGET
+        self, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
     ) -> None:
+        budget = SQLITE_BUDGET if seconds is None else SqlBudget(SQLITE_BUDGET.max_steps, max_seconds=seconds)
         try:
             self.guard = SqlGuard(sqlite_image.connection_from(sqlite_image_of(spec, visible)), budget)
         except Exception as exc:
@@ -199,9 +221,12 @@ def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame) -> str
 class DuckStore:
     """A DuckDB connection over the dataset: its database file, its lake or its raw files."""
 
-    def __init__(self, kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES) -> None:
+    def __init__(
+        self, kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
+    ) -> None:
         import duckdb
 
+        self.seconds = DUCK_SECONDS if seconds is None else seconds
         self.name = kind
         self.visible = visible
         self._duckdb = duckdb
@@ -254,7 +279,7 @@ class DuckStore:
     def run(self, query: str) -> StoreResult:
         sql = self._checked(query)
         tables = self._tables_read(sql)
-        timer = threading.Timer(DUCK_SECONDS, self.con.interrupt)
+        timer = threading.Timer(self.seconds, self.con.interrupt)
         timer.start()
         try:
             cursor = self.con.execute(sql)
@@ -285,7 +310,26 @@ class DuckStore:
             raise StoreRefused("one statement at a time")
         if statements[0].type != self._duckdb.StatementType.SELECT:
             raise StoreRefused("only SELECT statements are allowed")
+        called = sorted(self._functions(sql) & SIZED_FUNCTIONS)
+        if called:
+            raise StoreRefused(
+                f"function {called[0]} is not available: its output size is set by an argument"
+            )
         return sql
+
+    def _functions(self, sql: str) -> set[str]:
+        """Every function name the statement calls, from DuckDB's own parse tree."""
+        try:
+            tree = json.loads(self.con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+        except self._duckdb.Error as exc:
+            raise StoreRefused(_first_line(exc)) from None
+        if tree.get("error"):
+            raise StoreRefused(str(tree.get("error_message", "the query does not parse"))[:300])
+        return {
+            str(node["function_name"]).lower()
+            for node in _walk(tree)
+            if isinstance(node.get("function_name"), str)
+        }
 
     def _tables_read(self, sql: str) -> tuple[str, ...]:
         """The store's tables ``sql`` names outside its CTEs; none when its plan scans nothing."""
@@ -309,7 +353,7 @@ class DuckStore:
     def _classify(self, exc: Exception) -> Exception:
         duckdb = self._duckdb
         if isinstance(exc, duckdb.InterruptException):
-            return StoreRefused(f"interrupted: over the {DUCK_SECONDS:g} s time budget")
+            return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
         if isinstance(exc, duckdb.OutOfMemoryException):
             return StoreRefused(f"stopped: over the {DUCK_MEMORY} memory budget")
         if isinstance(exc, (duckdb.IOException, duckdb.InternalException, duckdb.FatalException)):
@@ -343,17 +387,19 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
             yield from _walk(item)
 
 
-def open_store(kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES) -> Store:
+def open_store(
+    kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
+) -> Store:
     """A fresh store of ``kind`` over ``spec``'s ``visible`` tables; :class:`StoreFailure` if it cannot start.
 
     The ``duckdb`` store's database file holds every table, so it serves the whole dataset only.
     """
     if kind == "sqlite":
-        return SqliteStore(spec, visible)
+        return SqliteStore(spec, visible, seconds)
     if kind == "duckdb" and visible != TABLES:
         raise ValueError("the duckdb store serves every table of its dataset")
     if kind in STORES:
-        return DuckStore(kind, spec, visible)
+        return DuckStore(kind, spec, visible, seconds)
     raise ValueError(f"unknown store {kind!r}")
 
 

@@ -54,8 +54,8 @@ def agrees(template: Template, got, want) -> bool:
         return set(got) == set(want) and all(same(got[m], want[m], template.metrics[m]) for m in want)
     if template.answer == "table":
         return len(got) == len(want) and all(
-            len(g) == len(w) and all(same(a, b, template.tolerance) for a, b in zip(g, w))
-            for g, w in zip(got, want)
+            len(g) == len(w) and all(same(a, b, template.tolerance) for a, b in zip(g, w, strict=True))
+            for g, w in zip(got, want, strict=True)
         )
     return same(got, want, template.tolerance)
 

@@ -1,0 +1,156 @@
+"""Every store is read-only by construction and bounded: a hostile suite run against each.
+
+Writes and DDL, reading files outside the case's directory, writing files,
+installing or loading extensions, the network, several statements, settings, and
+queries whose result or work is huge: each is refused, or stopped at the time or
+memory budget, within its budget plus a margin; afterwards the data is unchanged
+and no file was written into the dataset's directory.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from batchgate_gym.desks.analyst.canonical import dataset_dir
+from batchgate_gym.desks.analyst.market import DataSpec
+from batchgate_gym.desks.analyst.stores import (
+    MAX_ROWS,
+    STORES,
+    StoreFailure,
+    StoreRefused,
+    open_store,
+)
+
+SPEC = DataSpec(5, 300)
+BUDGET = 0.5  # seconds: the stores are opened with a short time budget to keep the suite fast
+MARGIN = 1.5  # seconds past the budget a stopped query may take to return
+ONE_CALL = 1.0  # seconds: a huge single built-in call is refused before it runs
+
+WRITES = [
+    "INSERT INTO orders (order_id) VALUES ('x')",
+    "UPDATE orders SET status = 'delivered'",
+    "DELETE FROM reviews",
+    "DROP TABLE payments",
+    "CREATE TABLE t (a INT)",
+    "CREATE TEMP TABLE t AS SELECT 1 AS a",
+    "CREATE VIEW v AS SELECT 1 AS a",
+    "ALTER TABLE orders ADD COLUMN x INT",
+    "SELECT 1; DELETE FROM orders",
+    "WITH x AS (SELECT 1) DELETE FROM orders",
+]
+FILES = [
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM read_text('/etc/hostname')",
+    "SELECT * FROM read_parquet('/tmp/../etc/passwd')",
+    "COPY orders TO '/tmp/batchgate-analyst-leak.csv'",
+    "SELECT * FROM glob('/*')",
+    "ATTACH '/tmp/batchgate-analyst-leak.db' AS leak",
+    "ATTACH DATABASE ':memory:' AS m",
+    "SELECT readfile('/etc/passwd')",
+    "SELECT load_extension('/tmp/x.so')",
+]
+EXTENSIONS = [
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "INSTALL tpch",
+    "FORCE INSTALL json",
+    "SET autoinstall_known_extensions = true",
+    "SET enable_external_access = true",
+    "PRAGMA query_only = 0",
+    "SELECT * FROM duckdb_secrets()",
+]
+NETWORK = [
+    "SELECT * FROM read_parquet('https://example.com/x.parquet')",
+    "SELECT * FROM read_csv('http://127.0.0.1:1/x.csv')",
+    "SELECT * FROM read_json('s3://bucket/x.json')",
+]
+HUGE = [
+    "SELECT * FROM orders a, orders b, orders c, orders d",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+    "SELECT count(*) FROM order_items a, order_items b, order_items c",
+    "SELECT * FROM range(1000000000000)",
+    "SELECT count(*) FROM (SELECT unnest(range(1000000000)))",
+    "SELECT lpad('x', 1000000000, 'y')",
+    "SELECT length(printf('%1000000000d', 1))",
+    "SELECT string_agg(a.order_id || b.order_id, ',') FROM orders a, orders b",
+]
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest):
+    opened = open_store(request.param, SPEC, seconds=BUDGET)
+    yield opened
+    opened.close()
+
+
+def _fingerprint(store) -> list:
+    return [store.run(f"SELECT count(*) FROM {t}").rows[0][0] for t in store.tables()]
+
+
+def _files(kind: str) -> set[Path]:
+    folder = dataset_dir(SPEC, "duckdb" if kind == "duckdb" else ("lake" if kind == "lake" else "files"))
+    return {p for p in folder.parent.rglob("*")}
+
+
+@pytest.mark.parametrize(
+    "queries", [WRITES, FILES, EXTENSIONS, NETWORK], ids=["writes", "files", "extensions", "network"]
+)
+def test_refused(store, queries: list[str]) -> None:
+    before, files = _fingerprint(store), _files(store.name)
+    for query in queries:
+        start = time.perf_counter()
+        with pytest.raises(StoreRefused):
+            store.run(query)
+        assert time.perf_counter() - start < 1.0, query
+    assert _fingerprint(store) == before
+    assert _files(store.name) == files
+    assert not Path("/tmp/batchgate-analyst-leak.csv").exists()
+    assert not Path("/tmp/batchgate-analyst-leak.db").exists()
+
+
+@pytest.mark.parametrize("query", HUGE, ids=range(len(HUGE)))
+def test_bounded(store, query: str) -> None:
+    start = time.perf_counter()
+    try:
+        result = store.run(query)
+    except StoreRefused:
+        pass
+    else:
+        assert len(result.rows) <= MAX_ROWS
+        assert all(len(str(cell)) <= 210 for row in result.rows for cell in row)
+    assert time.perf_counter() - start < BUDGET + MARGIN
+    assert store.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+
+
+def test_one_huge_builtin_call_is_refused(store) -> None:
+    """A single call is one step no budget can interrupt: it is refused before it runs."""
+    start = time.perf_counter()
+    with pytest.raises(StoreRefused):
+        store.run("SELECT repeat('x', 1000000000)")  # SQLite: past the value limit; DuckDB: by name
+    assert time.perf_counter() - start < ONE_CALL
+
+
+def test_tables_read_is_what_the_store_records(store) -> None:
+    assert store.run("SELECT 42").tables_read == ()
+    assert store.run("WITH orders AS (SELECT 1 AS n) SELECT n FROM orders").tables_read == ()
+    joined = store.run("SELECT count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id")
+    assert joined.tables_read == ("customers", "orders")
+
+
+def test_at_most_50_rows_and_a_flag(store) -> None:
+    result = store.run("SELECT order_id FROM orders ORDER BY order_id")
+    assert len(result.rows) == MAX_ROWS and result.truncated
+
+
+def test_a_store_whose_files_vanish_fails_as_infrastructure(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("BATCHGATE_ANALYST_CACHE", str(tmp_path))
+    lake = open_store("lake", SPEC)
+    (dataset_dir(SPEC, "lake") / "orders.parquet").unlink()
+    with pytest.raises(StoreFailure):
+        lake.run("SELECT count(*) FROM orders")
+    with pytest.raises(StoreRefused):  # the agent's own mistake is not an infrastructure error
+        lake.run("SELECT nope FROM customers")
+    lake.close()
