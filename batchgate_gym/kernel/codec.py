@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any
+
+from .plain import FrozenDict
 
 MAX_ACTION_CHARS = 65_536
 OBSERVATION_CHARSET = "\t\n" + "".join(chr(code) for code in range(0x20, 0x7F))
@@ -226,6 +230,9 @@ def _json_call(item: Any, position: int) -> RawCall:
 
 
 def _parse_calls(body: str) -> list[RawCall]:
+    simple = _simple_calls(body)
+    if simple is not None:
+        return simple
     try:
         with warnings.catch_warnings():
             # An agent's odd escapes ("\\K") are its business, not the host's warnings.
@@ -240,6 +247,26 @@ def _parse_calls(body: str) -> list[RawCall]:
     if not tree.body:
         raise ActionError("no tool call found")
     return [_ast_call(statement, position) for position, statement in enumerate(tree.body)]
+
+
+# A call whose arguments are plain string literals (printable ASCII, no quote or
+# backslash inside), alone on its line: what most actions are. Read without ast, it
+# gives exactly what ast would; anything else (other literals, keywords, spacing
+# ast reads differently) goes the whole way.
+_SIMPLE_CALL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\((?:"([ !#-\[\]-~]*)"(?:, "[ !#-\[\]-~]*")*)?\)')
+_SIMPLE_ARG = re.compile(r'"([ !#-\[\]-~]*)"')
+
+
+def _simple_calls(body: str) -> list[RawCall] | None:
+    """The calls of an action made only of simple calls, one per line; else ``None``."""
+    calls: list[RawCall] = []
+    for line in body.split("\n"):
+        match = _SIMPLE_CALL.fullmatch(line)
+        if match is None or keyword.iskeyword(match.group(1)):
+            return None
+        inner = line[len(match.group(1)) + 1 : -1]
+        calls.append((match.group(1), _SIMPLE_ARG.findall(inner), {}))
+    return calls
 
 
 def _ast_call(statement: ast.stmt, position: int) -> RawCall:
@@ -377,9 +404,52 @@ def cut(text: str, limit: int) -> str:
         removed = len(text) - kept
 
 
-# One encoder for every result: json.dumps with options builds a new encoder per call.
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+def json_encoder(*, sort_keys: bool = False, allow_nan: bool = False) -> Callable[[Any], str]:
+    """A compact ASCII JSON encoder, built once: ``json.dumps`` and ``JSONEncoder.encode``
+    build a new one on every call, which costs more than encoding a small value.
+
+    Its text is exactly :class:`json.JSONEncoder`'s with the same options (separators
+    ``","`` and ``":"``); only a value that contains itself is not looked for (JSON
+    read from text never does), and fails with ``RecursionError``.
+    """
+    python = json.JSONEncoder(
+        sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=allow_nan
+    )
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return python.encode
+    native = c_make_encoder(
+        None, python.default, encode_basestring_ascii, None, ":", ",", sort_keys, False, allow_nan
+    )
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            text: str = encode_basestring_ascii(value)
+            return text
+        return "".join(native(value, 0))
+
+    return encode
+
+
+_compact = json_encoder()
+# Results that are shared read-only values (a case's listing, contract, profiles) are
+# encoded once: id -> (the value, held so that its id stays its own, its text).
+_SHARED_TEXT: dict[int, tuple[Any, str]] = {}
+_SHARED_TEXT_MAX = 4096
 
 
 def compact_json(value: Any) -> str:
-    return _COMPACT.encode(value)
+    """A result as the observation shows it: compact ASCII JSON, no NaN or infinity.
+
+    A :class:`~.plain.FrozenDict` made by :func:`~.plain.frozen` cannot change, so its
+    text is kept and handed out again.
+    """
+    if type(value) is not FrozenDict:
+        return _compact(value)
+    known = _SHARED_TEXT.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    text = _compact(value)
+    if len(_SHARED_TEXT) >= _SHARED_TEXT_MAX:
+        _SHARED_TEXT.clear()
+    _SHARED_TEXT[id(value)] = (value, text)
+    return text

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from fractions import Fraction
+from numbers import Rational
 from typing import Any, ClassVar
 
 
@@ -28,8 +29,22 @@ def checked_weights(weights: Mapping[str, Fraction]) -> Mapping[str, Fraction]:
 
 
 def weighted_sum(weights: Mapping[str, Fraction], terms: Mapping[str, Fraction]) -> Fraction:
-    """The reward: every term times its weight, summed exactly."""
-    return sum((weight * terms[name] for name, weight in weights.items()), Fraction(0))
+    """The reward: every term times its weight, summed exactly.
+
+    Summed over one growing denominator in plain integers and reduced once at the
+    end (a Fraction reduces after every operation, which costs more than the sum);
+    the value is the same exact fraction. A term that is not rational (a float) is
+    summed the plain way, as a float.
+    """
+    if not all(isinstance(terms[name], Rational) for name in weights):
+        return sum((weight * terms[name] for name, weight in weights.items()), Fraction(0))
+    numerator, denominator = 0, 1
+    for name, weight in weights.items():
+        term = terms[name]
+        top = weight.numerator * term.numerator
+        bottom = weight.denominator * term.denominator
+        numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
+    return Fraction(numerator, denominator)
 
 
 class WeightedScore:

@@ -275,7 +275,7 @@ class SqlGuard:
             # Compiled under the authorizer as EXPLAIN first (once per text and schema),
             # which runs none of it and says which tables it opens, then for real.
             tables = self._tables_opened(sql)
-            text = self.keyed(sql)
+            text = self._keyed_by_last_schema(sql)
             self._saw_select = self._prepared = False
             self._deadline = time.perf_counter() + self.budget.max_seconds
             conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
@@ -327,6 +327,12 @@ class SqlGuard:
         """
         self._selects.clear()
         self.conn.set_authorizer(self._authorize)
+
+    def _keyed_by_last_schema(self, sql: str) -> str:
+        """:meth:`keyed`, by the schema just read (nothing has run since)."""
+        if not self._reuse or self._schema is None:
+            return self.keyed(sql)
+        return f"/* schema {self._schema[1]} */ {sql}"
 
     def keyed(self, sql: str) -> str:
         """``sql`` as the guard runs it: with reuse on, led by a comment naming the schema.

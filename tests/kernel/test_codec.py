@@ -288,3 +288,70 @@ def test_the_syntax_help_example_fits_each_type():
 def test_a_badly_declared_parameter_fails_when_declared(make, message):
     with pytest.raises(TypeError, match=message):
         make()
+
+
+SIMPLE_OR_NEARLY = [
+    "list_batches()",
+    'profile_batch("B-1")',
+    'profile_batch("B-1")\nload_batch("B-1")',
+    'submit_report("B-1", "B-2")',
+    'profile_batch("")',
+    'profile_batch("a b!#[]~")',
+    "True()",
+    "lambda()",
+    "match()",
+    "list_batches( )",
+    "list_batches()  ",
+    "list_batches()\n  list_batches()",
+    "list_batches()\n\nlist_batches()",
+    "list_batches()\r\nlist_batches()",
+    'profile_batch("B\\x41")',
+    'profile_batch("B\u00e9")',
+    'profile_batch("B\x00")',
+    "profile_batch('B-1')",
+    'profile_batch("B-1",)',
+    'profile_batch("B-1"); list_batches()',
+    "list_batches() # look",
+    'unknown_tool("x")',
+]
+
+
+@pytest.mark.parametrize("text", SIMPLE_OR_NEARLY)
+def test_the_quick_reading_of_simple_calls_is_the_ast_reading(text, monkeypatch):
+    """Whatever the action, the quick path gives exactly the calls (or the error) ast does."""
+    from batchgate_gym.kernel import codec
+
+    def outcome() -> object:
+        try:
+            return parse_action(text, GATE_TOOLS, 32)
+        except ActionError as exc:
+            return str(exc)
+
+    quick = outcome()
+    monkeypatch.setattr(codec, "_simple_calls", lambda body: None)
+    assert outcome() == quick
+
+
+def test_the_built_once_encoders_write_what_json_writes():
+    from batchgate_gym.kernel.codec import compact_json, json_encoder
+    from batchgate_gym.kernel.plain import frozen
+
+    values = [
+        "a\u00e9\n",
+        1,
+        1.5,
+        -0.0,
+        1e300,
+        True,
+        None,
+        [1, "x", {"b": 2, "a": [1.25]}],
+        {"z": {"q": None}},
+    ]
+    for value in values:
+        assert compact_json(value) == json.dumps(value, separators=(",", ":"))
+        assert json_encoder(sort_keys=True)(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
+    shared = frozen({"batches": [{"batch_id": "B-1", "rows": 3}]})
+    assert compact_json(shared) == compact_json(shared) == json.dumps(shared, separators=(",", ":"))
+    for bad in (float("nan"), [float("inf")]):
+        with pytest.raises(ValueError):
+            compact_json(bad)

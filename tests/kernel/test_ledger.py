@@ -116,3 +116,45 @@ def test_entry_parts_read_a_live_and_an_exported_entry_alike():
     assert entry_parts(exported[1]) == ("try", {}, False)
     assert entry_parts({"action": "odd", "args": None, "executed": 1}) == ("odd", {}, False)
     assert entry_parts({}) == (None, {}, False)
+
+
+def _as_verify_chain_judges(ledger: Ledger, key: bytes | None = None) -> bool:
+    try:
+        verify_chain(
+            [e.as_dict() for e in ledger.entries], require_seal=ledger.sealed, key=key, check_args=False
+        )
+    except LogIntegrityError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_a_live_ledger_judges_itself_as_verify_chain_judges_its_export(key):
+    """intact() reads the live entries directly; any in-place change to one it must catch."""
+    import dataclasses
+
+    def fresh() -> Ledger:
+        ledger = Ledger(key)
+        ledger.begin("digest", {"sql_budget": {"max_rows": 50}})
+        ledger.append("run_sql", {"query": "SELECT 1", "tables_read": ["t"]}, True)
+        ledger.append("load_batch", {"batch_id": "B-1", "rows": 3, "orphan_rows": 0}, True)
+        ledger.seal("task finished")
+        return ledger
+
+    ledger = fresh()
+    assert ledger.intact() and _as_verify_chain_judges(ledger, key)
+    edits = [
+        lambda entries: entries[1].args["tables_read"].append("u"),
+        lambda entries: entries[2].args.__setitem__("orphan_rows", 1),
+        lambda entries: entries[3].args.__setitem__("entries", 9),
+        lambda entries: object.__setattr__(entries[2], "executed", 1),
+        lambda entries: object.__setattr__(entries[2], "note", "edited"),
+        lambda entries: entries.reverse(),
+        lambda entries: entries.pop(1),
+        lambda entries: entries.pop(),
+        lambda entries: entries.insert(1, dataclasses.replace(entries[1], seq=1)),
+    ]
+    for edit in edits:
+        ledger = fresh()
+        edit(ledger._entries)
+        assert ledger.intact() is _as_verify_chain_judges(ledger, key) is False

@@ -56,3 +56,13 @@ def test_a_replaced_term_changes_the_reward():
 def test_weights_must_be_positive_fractions_summing_to_one(weights, message):
     with pytest.raises(ValueError, match=message):
         checked_weights(weights)
+
+
+def test_the_integer_sum_is_the_fraction_sum_exactly():
+    weights = {"a": Fraction(1, 2), "b": Fraction(1, 5), "c": Fraction(3, 20), "d": Fraction(3, 20)}
+    for seed in range(300):
+        terms = {name: Fraction((seed * (i + 3)) % 11, 1 + (seed + i) % 9) for i, name in enumerate(weights)}
+        plain = sum((weight * terms[name] for name, weight in weights.items()), Fraction(0))
+        summed = weighted_sum(weights, terms)
+        assert type(summed) is Fraction and summed == plain
+        assert (summed.numerator, summed.denominator) == (plain.numerator, plain.denominator)
