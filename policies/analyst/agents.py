@@ -50,6 +50,10 @@ def decline(reason: str = "the data holds no costs, causes or outside facts to a
     return action(call("decline", reason=reason))
 
 
+class StoreDown(Exception):
+    """A store kept failing: the script has declined and stops."""
+
+
 class ScriptedAnalyst:
     """A policy written as one generator over the episode (it declines when it runs dry)."""
 
@@ -71,7 +75,7 @@ class ScriptedAnalyst:
                 self._started = True
                 return next(self._script)
             return self._script.send(observation)
-        except StopIteration:
+        except (StopIteration, StoreDown):
             self._script = None
             return decline("nothing more to do")
 
@@ -86,25 +90,32 @@ class ScriptedAnalyst:
             return (yield from self._solve_cross(reading))
         store = self.stores[0]
         query = solution(reading.kind, reading.params, "sqlite" if store == "sqlite" else "duckdb")
-        observation = yield action(call("run_sql", store=store, query=query))
-        result = result_of(observation, "run_sql")
+        result = yield from self.query(store, query)
         answer = answer_from(reading.kind, result["columns"], result["rows"])
         return answer, [{"store": store, "query": query}]
+
+    def query(self, store: str, query: str) -> Generator[str, str, dict[str, Any]]:
+        """One query's result; a store that fails twice ends the episode with a decline."""
+        for _ in range(2):
+            observation = yield action(call("run_sql", store=store, query=query))
+            result = result_of(observation, "run_sql")
+            if "error" not in result:
+                return result
+        yield decline(f"the {store} store failed: {result['error']}")
+        raise StoreDown(store)
 
     def _solve_cross(self, reading: Reading) -> Generator[str, str, tuple[Any, list[dict[str, str]]]]:
         ids: list[str] = []
         evidence = []
         while True:
             query = catalog_page(reading.kind, reading.params, len(ids))
-            observation = yield action(call("run_sql", store="lake", query=query))
-            rows = result_of(observation, "run_sql")["rows"]
+            rows = (yield from self.query("lake", query))["rows"]
             evidence.append({"store": "lake", "query": query})
             ids += [row[0] for row in rows]
             if len(rows) < PAGE:
                 break
         query = cross_query(reading.kind, ids)
-        observation = yield action(call("run_sql", store="sqlite", query=query))
-        result = result_of(observation, "run_sql")
+        result = yield from self.query("sqlite", query)
         evidence.append({"store": "sqlite", "query": query})
         return answer_from(reading.kind, result["columns"], result["rows"]), evidence
 

@@ -258,6 +258,16 @@ class DuckStore:
         return con
 
     def _lock(self) -> None:
+        """Shut every door but the case's directory, then lock the settings.
+
+        Connections to one database file in one process share one DuckDB instance and
+        its settings: a second store over the file finds them already locked down.
+        """
+        locked, external = self.con.execute(
+            "SELECT current_setting('lock_configuration'), current_setting('enable_external_access')"
+        ).fetchone()
+        if locked and not external:
+            return
         folder = str(self.folder).rstrip("/") + "/"
         self.con.execute(f"SET allowed_directories=[{_literal(Path(folder))}]")
         self.con.execute("SET enable_external_access=false")
