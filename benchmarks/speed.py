@@ -1,36 +1,268 @@
 """Speed benchmark: writes benchmarks/results/speed.json and speed.md.
 
-The same code as ``batchgate bench`` (:mod:`batchgate_gym.app.bench`); this script
-only adds the files. ``--quick`` is a smoke run, ``--clock cpu`` times this
-process's CPU instead of the wall clock (steadier when the machine is busy).
+The same code as ``batchgate bench`` (:mod:`batchgate_gym.app.bench`), plus what
+only this script measures: where one episode's time goes (a profile of careful and
+naive episodes on the eval split, in buckets), the macro environment's steps per
+second under random masked actions, and how many hypothesis examples per second the
+state machine and the replay property run. ``--quick`` is a smoke run, ``--clock
+cpu`` times this process's CPU instead of the wall clock (steadier when the machine
+is busy), ``--profile-only`` measures and writes only the profile
+(``speed_profile.json``), which runs on any earlier version of the package too.
 
-    python benchmarks/speed.py [--quick] [--clock cpu] [--out benchmarks/results]
+    python benchmarks/speed.py [--quick] [--clock cpu] [--profile-only] [--out benchmarks/results]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from batchgate_gym.app.bench import add_arguments, config_from, markdown, run_benchmark
+from batchgate_gym.app.bench.harness import CLOCKS, one_core
+from batchgate_gym.app.bench.measures import episode_loop, eval_env
+from batchgate_gym.app.tables import markdown_table
+
+# Bucket -> the functions (path suffix, name) whose cumulative time it takes. The
+# buckets do not overlap: appends to the log happen inside tools, and are taken out
+# of "tools (rest)"; the seal is the one append the episode makes itself.
+BUCKETS: dict[str, list[tuple[str, str]]] = {
+    "reset (restore image, new log)": [("envs/text_env.py", "reset")],
+    "policy (reads and writes text)": [("policies/reference.py", "act")],
+    "parse action": [("kernel/codec.py", "parse_action")],
+    "SQL prepare/step (queries, loads)": [
+        ("kernel/sqlguard.py", "run"),
+        ("gate/world.py", "orphans_now"),
+        ("gate/world.py", "insert"),
+    ],
+    "log hashing (append, seal, verify)": [("kernel/ledger.py", "append"), ("kernel/ledger.py", "intact")],
+    "observation JSON and text": [
+        ("kernel/codec.py", "compact_json"),
+        ("kernel/codec.py", "render"),
+        ("kernel/codec.py", "escape"),
+        ("kernel/codec.py", "cut"),
+    ],
+    "grading": [("gate/replay.py", "score_live")],
+}
+REST = "tools (rest)"
+OTHER = "other (turn loop, info, episode runner)"
+EXTRA_TARGETS = {"macro_steps_per_second": 10_000.0}  # at least
+
+
+def _cumulative(stats: dict[Any, Any], path: str, name: str) -> float:
+    return sum(v[3] for (file, _line, func), v in stats.items() if file.endswith(path) and func == name)
+
+
+def episode_profile(policy_name: str, episodes: int, repeats: int, clock: str) -> dict[str, Any]:
+    """Microseconds per eval-split episode, in :data:`BUCKETS`: cProfile's shares of one
+    profiled run, scaled to the median of ``repeats`` unprofiled runs."""
+    from batchgate_gym.policies import REFERENCE_POLICIES
+
+    env, policy = eval_env(), REFERENCE_POLICIES[policy_name]()
+    env.reset(seed=0)
+    episode_loop(env, policy, 2 * len(env.source))  # every case built, every statement warm
+    timer = CLOCKS[clock]
+    runs = []
+    for _ in range(repeats):
+        start = timer()
+        episode_loop(env, policy, episodes)
+        runs.append(timer() - start)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    episode_loop(env, policy, episodes)
+    profiler.disable()
+    env.close()
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values())
+    spent = {bucket: sum(_cumulative(stats, *f) for f in fs) for bucket, fs in BUCKETS.items()}
+    appends = _cumulative(stats, "kernel/ledger.py", "append") - _cumulative(
+        stats, "kernel/ledger.py", "seal"
+    )
+    spent[REST] = (
+        _cumulative(stats, "gate/world.py", "call") - spent["SQL prepare/step (queries, loads)"] - appends
+    )
+    spent[OTHER] = total - sum(spent.values())
+    per_episode = statistics.median(runs) / episodes
+    return {
+        "us_per_episode": round(per_episode * 1e6, 1),
+        "buckets_us": {
+            bucket: round(share / total * per_episode * 1e6, 1) for bucket, share in spent.items()
+        },
+    }
+
+
+def profiles(quick: bool, clock: str) -> dict[str, Any]:
+    episodes, repeats = (32, 1) if quick else (640, 5)
+    with one_core():
+        return {name: episode_profile(name, episodes, repeats, clock) for name in ("careful", "naive")}
+
+
+def macro_steps_per_second(steps: int, repeats: int, clock: str) -> float:
+    """Steps per second of ``BadBatchGateMacro-v0`` (eval split) under random masked actions."""
+    import numpy as np
+
+    from batchgate_gym.envs.macro import MacroGateEnv
+
+    env = MacroGateEnv(split="eval")
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)  # later resets draw from the env's own generator, as a training loop's do
+
+    def run() -> None:
+        for _ in range(steps):
+            action = rng.choice(np.flatnonzero(env.action_masks()))
+            *_, terminated, truncated, _info = env.step(action)
+            if terminated or truncated:
+                env.reset()
+
+    run()
+    timer = CLOCKS[clock]
+    runs = []
+    for _ in range(repeats):
+        start = timer()
+        run()
+        runs.append(timer() - start)
+    env.close()
+    return round(steps / statistics.median(runs), 1)
+
+
+def _examples_per_second(test: Callable[[], None], examples: int) -> float:
+    start = time.perf_counter()
+    test()
+    return round(examples / (time.perf_counter() - start), 1)
+
+
+def hypothesis_rates(examples: int) -> dict[str, float]:
+    """Examples per second of the gate's state machine and of its replay property (wall clock:
+    hypothesis's own generation counts, as it does in a fuzzing run)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from batchgate_gym.desks.gate.replay import replay
+    from batchgate_gym.envs import BatchGateEnv
+    from batchgate_gym.testing import GateMachine, episodes, render_action
+
+    run = settings(
+        max_examples=examples, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    machine = GateMachine.TestCase
+    machine.settings = run
+
+    @run
+    @given(episodes(rows_per_batch=(1, 10)))
+    def replay_property(episode: Any) -> None:
+        case, steps = episode
+        env = BatchGateEnv([case])
+        env.reset(seed=0)
+        info: dict[str, Any] = {}
+        for calls in [*steps, []]:
+            action = render_action(calls) if calls else "submit_report([], [])"
+            *_, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
+
+    return {
+        "state_machine_examples_per_second": _examples_per_second(machine().runTest, examples),
+        "replay_property_examples_per_second": _examples_per_second(replay_property, examples),
+        "examples": examples,
+    }
+
+
+def extras(quick: bool, clock: str) -> dict[str, Any]:
+    steps, repeats, examples = (50, 1, 3) if quick else (2000, 7, 100)
+    with one_core():
+        macro = macro_steps_per_second(steps, repeats, clock)
+    return {
+        "profile": profiles(quick, clock),
+        "macro_steps_per_second": macro,
+        "hypothesis": hypothesis_rates(examples),
+        "extra_targets": {
+            name: {"measured": macro, "target": target, "at_least": True, "met": macro >= target}
+            for name, target in EXTRA_TARGETS.items()
+        },
+    }
+
+
+def profile_table(profile: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """Where one eval-split episode's time goes, per policy (and before, when given)."""
+    columns = [(name, "") for name in profile] if before is None else []
+    if before is not None:
+        columns = [(name, when) for name in profile for when in ("before", "now")]
+    header = ["µs per episode", *(f"{name}{', ' + when if when else ''}" for name, when in columns)]
+
+    def figure(name: str, when: str, bucket: str | None) -> str:
+        source = before if when == "before" else profile
+        if source is None or name not in source:
+            return "n/a"
+        value = source[name]["us_per_episode"] if bucket is None else source[name]["buckets_us"].get(bucket)
+        return "n/a" if value is None else f"{value:,.0f}"
+
+    buckets = [*BUCKETS, REST, OTHER]
+    rows = [[bucket, *(figure(name, when, bucket) for name, when in columns)] for bucket in buckets]
+    rows.append(["**whole episode**", *(figure(name, when, None) for name, when in columns)])
+    return markdown_table(header, rows)
+
+
+def extras_table(result: dict[str, Any]) -> str:
+    extra = result["extras"]
+    met = "met" if extra["extra_targets"]["macro_steps_per_second"]["met"] else "not met"
+    rates = extra["hypothesis"]
+    rows = [
+        [
+            "BadBatchGateMacro-v0, random masked actions, steps/s",
+            f"{extra['macro_steps_per_second']:,.0f}",
+            ">= 10,000",
+            met,
+        ],
+        [
+            "hypothesis state machine (GateMachine), examples/s",
+            f"{rates['state_machine_examples_per_second']:,.1f}",
+            "reported",
+            "",
+        ],
+        [
+            "hypothesis replay property, examples/s",
+            f"{rates['replay_property_examples_per_second']:,.1f}",
+            "reported",
+            "",
+        ],
+    ]
+    return markdown_table(["measure (median; hypothesis: wall clock)", "value", "target", ""], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
+    parser.add_argument("--profile-only", action="store_true", help="write only speed_profile.json")
+    parser.add_argument(
+        "--before", default=None, help="a speed_profile.json to show beside this run's profile"
+    )
     args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "python benchmarks/speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.profile_only:
+        profile = profiles(args.quick, args.clock)
+        (out / "speed_profile.json").write_text(json.dumps(profile, indent=1) + "\n")
+        print(profile_table(profile))
+        return 0
     result = run_benchmark(
         config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    print("[bench] profile, macro env, hypothesis", file=sys.stderr)
+    result["extras"] = extras(args.quick, args.clock)
+    before = json.loads(Path(args.before).read_text()) if args.before else None
+    tables = [markdown(result), extras_table(result), profile_table(result["extras"]["profile"], before)]
     (out / "speed.json").write_text(json.dumps(result, indent=1) + "\n")
-    command = "python benchmarks/speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    (out / "speed.md").write_text(f"<!-- made by: {command.strip()} -->\n\n{markdown(result)}\n")
-    print(markdown(result))
+    (out / "speed.md").write_text(f"<!-- made by: {command.strip()} -->\n\n" + "\n\n".join(tables) + "\n")
+    print("\n\n".join(tables))
     return 0
 
 

@@ -36,6 +36,7 @@ SLOT_MOVES: tuple[str, ...] = (
 _SLOT_HEAD = 7  # present, orders, customers, rows, loaded, quarantined, profiled
 _PROFILE_FEATURES = 2 * len(PROFILE_COLUMNS) + 8
 SLOT_FEATURES = _SLOT_HEAD + 3 * len(RULE_NAMES) + _PROFILE_FEATURES
+_MOVE_AT = {move: index for index, move in enumerate(SLOT_MOVES)}  # a move's place in a slot
 _TOOL_OF_MOVE = {
     "profile": "profile_batch",
     "check": "run_sql",
@@ -191,12 +192,12 @@ class MacroTracker:
             if state.decided:
                 continue
             base = slot * len(SLOT_MOVES)
-            allowed[base + SLOT_MOVES.index("profile")] = state.profile is None
-            allowed[base + SLOT_MOVES.index("load")] = True
+            allowed[base + _MOVE_AT["profile"]] = state.profile is None
+            allowed[base + _MOVE_AT["load"]] = True
             for name in state.rules:
                 fresh = name in state.checks and state.checks[name][1] == self.load_epoch
-                allowed[base + SLOT_MOVES.index(f"check:{name}")] = not fresh
-                allowed[base + SLOT_MOVES.index(f"quarantine:{name}")] = True
+                allowed[base + _MOVE_AT["check:" + name]] = not fresh
+                allowed[base + _MOVE_AT["quarantine:" + name]] = True
         return allowed
 
     def vector(self) -> np.ndarray:

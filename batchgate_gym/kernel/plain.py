@@ -44,6 +44,8 @@ def frozen(value: Any) -> Any:
 def as_int(value: object) -> int | None:
     """An int for ints and integer scalars such as ``numpy.int64``; ``None`` for anything
     else, bools included."""
+    if type(value) is int:  # the common case, without the protocol check's cost
+        return value
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         return None  # bool is excluded here; numpy's bool refuses operator.index by itself
     try:

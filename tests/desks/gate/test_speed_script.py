@@ -1,0 +1,35 @@
+"""The gate's speed script measures what only it measures: the profile, the macro env, hypothesis.
+
+No speed is asserted (machines differ and cores are shared): the profile's buckets
+add up to the whole episode, and every rate is a positive number.
+"""
+
+from __future__ import annotations
+
+import json
+
+from benchmark_scripts import load_script
+
+
+def test_the_profile_buckets_add_up_to_the_episode(tmp_path) -> None:
+    script = load_script("speed")
+    assert script.main(["--profile-only", "--quick", "--clock", "cpu", "--out", str(tmp_path)]) == 0
+    profile = json.loads((tmp_path / "speed_profile.json").read_text())
+    assert set(profile) == {"careful", "naive"}
+    for figures in profile.values():
+        buckets = figures["buckets_us"]
+        assert set(buckets) == {*script.BUCKETS, script.REST, script.OTHER}
+        assert abs(sum(buckets.values()) - figures["us_per_episode"]) <= 0.01 * figures["us_per_episode"] + 1
+        assert (
+            buckets["SQL prepare/step (queries, loads)"] > 0
+            and buckets["log hashing (append, seal, verify)"] > 0
+        )
+    table = script.profile_table(profile, before=profile)
+    assert "careful, before" in table and "**whole episode**" in table
+
+
+def test_the_macro_env_and_hypothesis_rates_are_measured() -> None:
+    script = load_script("speed")
+    assert script.macro_steps_per_second(40, 1, "cpu") > 0
+    rates = script.hypothesis_rates(2)
+    assert rates["state_machine_examples_per_second"] > 0 and rates["replay_property_examples_per_second"] > 0
