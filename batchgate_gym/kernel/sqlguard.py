@@ -375,9 +375,14 @@ class SqlGuard:
             raise SqlRefused("empty query")
         return sql
 
-    def schema_changed(self) -> None:
-        """Call after replacing the database (``deserialize``): its schema may differ."""
-        self._schema = None
+    def schema_changed(self, schema: SchemaKey | None = None) -> None:
+        """Call after replacing the database (``deserialize``): its schema may differ.
+
+        ``schema`` is the replacement's :func:`schema_key`, read from the connection
+        that made the image (as :func:`~.sqlite_image.stamped_image` leaves it): given,
+        the guard need not read the schema again; without it, it reads it on next use.
+        """
+        self._schema = schema
 
     def _schema_fingerprint(self) -> str:
         """A digest of the schema as SQLite holds it (names, root pages, definitions).
@@ -387,16 +392,7 @@ class SqlGuard:
         """
         version = self.conn.execute("PRAGMA schema_version").fetchone()[0]
         if self._schema is None or self._schema[0] != version:
-            rows = tuple(
-                self.conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall()
-            )
-            digest = _SCHEMA_DIGESTS.get(rows)
-            if digest is None:
-                digest = hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()
-                if len(_SCHEMA_DIGESTS) >= _SCHEMA_DIGESTS_MAX:
-                    _SCHEMA_DIGESTS.clear()
-                _SCHEMA_DIGESTS[rows] = digest
-            self._schema = (version, digest)
+            self._schema = (version, _digest_of_rows(self.conn))
         return self._schema[1]
 
     def _tables_opened(self, sql: str) -> tuple[str, ...]:
@@ -461,6 +457,27 @@ class SqlGuard:
         if isinstance(value, float) and not math.isfinite(value):
             return str(value)
         return value
+
+
+SchemaKey = tuple[int, str]
+"""A schema as the guard knows it: its cookie and the digest of its ``sqlite_master``."""
+
+
+def schema_key(conn: sqlite3.Connection) -> SchemaKey:
+    """The cookie and digest of ``conn``'s schema now, as a guard over a copy would read them."""
+    version: int = conn.execute("PRAGMA schema_version").fetchone()[0]
+    return version, _digest_of_rows(conn)
+
+
+def _digest_of_rows(conn: sqlite3.Connection) -> str:
+    rows = tuple(conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall())
+    digest = _SCHEMA_DIGESTS.get(rows)
+    if digest is None:
+        digest = hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()
+        if len(_SCHEMA_DIGESTS) >= _SCHEMA_DIGESTS_MAX:
+            _SCHEMA_DIGESTS.clear()
+        _SCHEMA_DIGESTS[rows] = digest
+    return digest
 
 
 # EXPLAIN rows: addr, opcode, p1, p2 (root page), p3 (database: 0 is main), ...

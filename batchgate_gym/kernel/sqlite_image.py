@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from .sqlguard import SqlGuard
+from .sqlguard import SchemaKey, SqlGuard
 
 
 def open_connection(cached_statements: int = 0) -> sqlite3.Connection:
@@ -88,11 +88,12 @@ def connection_from(image: bytes) -> sqlite3.Connection:
     return conn
 
 
-def restore(guard: SqlGuard, image: bytes) -> None:
+def restore(guard: SqlGuard, image: bytes, schema: SchemaKey | None = None) -> None:
     """Replace the guarded connection's database by a copy of ``image``; the guard,
-    told its schema may differ, looks at it afresh."""
+    told its schema may differ, looks at it afresh (or takes ``schema``, the image's
+    :func:`~.sqlguard.schema_key` read when it was made)."""
     guard.conn.deserialize(image)
-    guard.schema_changed()
+    guard.schema_changed(schema)
 
 
 __all__ = ["connection_from", "open_connection", "restore", "schema_image", "stamped_image", "transaction"]

@@ -193,3 +193,12 @@ def test_after_a_quarantine_and_on_a_new_case_the_statement_answers_for_the_worl
     assert world.ledger.entries[-1].args["tables_read"] == [batch.staging_table]
     orders = world.case.batch("B-4")
     assert world.orphans_now(orders) == 1  # C3 is not in the warehouse yet: the world's own query too
+
+
+def test_the_schema_a_world_hands_its_guard_is_the_schema_the_guard_would_read():
+    from batchgate_gym.kernel.sqlguard import schema_key
+
+    world = GateWorld()
+    for case in (small_case(), reordered_case()):
+        world.reset(case)
+        assert world.prepared_case.schema == schema_key(world.conn)

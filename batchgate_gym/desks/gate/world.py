@@ -21,7 +21,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
 from batchgate_gym.kernel.plain import frozen
-from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused
+from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, schema_key
 from batchgate_gym.kernel.sqlite_image import (
     connection_from,
     open_connection,
@@ -82,6 +82,7 @@ class PreparedCase:
     inserts: dict[str, list[tuple[Any, ...]]]
     listing: Mapping[str, Any]  # read-only: every world of this case hands it out
     reference_mart: float  # the mart had every clean batch been loaded once, customers first
+    schema: SchemaKey | None = None  # the image's schema as a guard reads it, read once
     _profiles: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def profile(self, batch: StagingBatch) -> Mapping[str, Any]:
@@ -117,6 +118,7 @@ def _build(case: Case) -> PreparedCase:
             marks = ", ".join("?" * len(batch.columns))
             conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
     image = stamped_image(conn)
+    schema = schema_key(conn)
     inserts = {batch.batch_id: warehouse_rows(batch.table, batch.rows) for batch in case.batches}
     # The grader's reference, on the connection that is still open: load every clean
     # batch once, customers first, and read the mart.
@@ -140,7 +142,7 @@ def _build(case: Case) -> PreparedCase:
             ]
         }
     )
-    return PreparedCase(case, image, inserts, listing, reference)
+    return PreparedCase(case, image, inserts, listing, reference, schema)
 
 
 def mart_usd(conn: sqlite3.Connection) -> float:
@@ -208,7 +210,7 @@ class GateWorld:
 
     def reset(self, case: Case) -> None:
         self.prepared = prepare(case)
-        restore(self.guard, self.prepared.image)
+        restore(self.guard, self.prepared.image, self.prepared.schema)
         self._reset_state()
 
     @property
