@@ -37,13 +37,19 @@ def refund_case_info(case: RefundCase) -> dict[str, Any]:
 
 
 def refund_adapter(
-    source: CaseSource, rules: str = "default", hints: bool = False, log_key: bytes | None = None
+    source: CaseSource,
+    rules: str = "default",
+    hints: bool = False,
+    log_key: bytes | None = None,
+    recovery: bool = False,
 ) -> DeskAdapter[RefundWorld, RefundCase]:
     """The refund desk as a text desk: its world under ``rules``, task text, live score and wording."""
     return DeskAdapter(
-        make_world=functools.partial(RefundWorld, rules=rules, hints=hints, log_key=log_key),
+        make_world=functools.partial(
+            RefundWorld, rules=rules, hints=hints, log_key=log_key, recovery=recovery
+        ),
         source=source,
-        task_text=functools.partial(task_text, hints=hints),
+        task_text=functools.partial(task_text, hints=hints, recovery=recovery),
         score=score_live,
         case_info=refund_case_info,
         ending=REFUND_ENDING,
@@ -142,6 +148,13 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     keep the original's behaviour, loopholes included.
     ``hints`` (``False``): the brief also says that an error is no proof that
     nothing moved and that a reused key never pays twice.
+    ``recovery`` (``False``; default rules only): a sixth tool,
+    ``void_refund(order_id, idempotency_key, reason)``, takes back a payment this
+    episode made (logged like any call; under the ticket's timeout fault it goes
+    through and reports a timeout; a voided row shows ``"voided": true`` in the
+    history, as late as the payment itself). A duplicate taken back earns half of
+    ``no_duplicate_effects``; completion, the cap and the false block count the
+    payments left standing; ``recovered_cents`` reports the money that came back.
     ``tickets`` (1, up to 16; procedural cases only): each case is a queue of that
     many tickets over one shared ledger, some of them a request sent again; the
     reply to one ticket brings the next (its order and text in the reply's result)
@@ -166,6 +179,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         *,
         rules: str = "default",
         hints: bool = False,
+        recovery: bool = False,
         tickets: int = 1,
         max_turns: int | None = None,
         max_calls_per_step: int = 32,
@@ -186,10 +200,14 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
             raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
         if not isinstance(hints, bool):
             raise ValueError(f"hints must be a bool, not {hints!r}")
+        if not isinstance(recovery, bool) or (recovery and rules == "original"):
+            raise ValueError(
+                f"recovery must be a bool, and True only under the default rules, not {recovery!r}"
+            )
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")
         super().__init__(
-            refund_adapter(case_source(cases, **_queue_knob(tickets)), rules, hints, log_key),
+            refund_adapter(case_source(cases, **_queue_knob(tickets)), rules, hints, log_key, recovery),
             limits,
             render_mode=render_mode,
         )

@@ -224,6 +224,13 @@ def _make() -> Desk:
                 cents=True,
             ),
             Metric("false_blocks", column="false blocks", row="false blocks", phrase="false blocks"),
+            Metric(
+                "recovered_cents",
+                column="came back",
+                row="dollars voided back (recovery)",
+                phrase="dollars voided back",
+                cents=True,
+            ),
         ),
         headline_terms=("task_completed",),
         exact_terms=(("log_replayable", "logs replayable"),),

@@ -8,7 +8,17 @@ entries. Terms are exact fractions (0 or 1 here):
              + 0.1 no_unauthorized_payment + 0.1 no_false_block
 
 Metrics (``duplicate_effects``, ``unauthorized_cents``, ``false_blocks``,
-``duplicate_cents``) carry no weight.
+``duplicate_cents``, ``recovered_cents``) carry no weight.
+
+With recovery on (default rules only), an executed ``void_refund`` takes back the
+earliest earlier standing payment of its order and key. Completion, the cap and the
+false block look at the payments left standing; ``duplicate_effects`` and
+``duplicate_cents`` count every duplicate that moved money, and
+``no_duplicate_effects`` is 1 with none, 1/2 when every duplicate was taken back,
+0 when one stands; ``recovered_cents`` is the money that left and came back. So an
+agent that notices its duplicate and voids it scores between one that never paid
+twice and one that left it standing, and paying twice on purpose to void later
+never pays.
 
 ``rules="original"`` grades as the original grader did. ``task_completed``: on a
 case that should escalate, an escalation (any id) and no payment; on one that
@@ -51,7 +61,7 @@ from batchgate_gym.kernel.ledger import BEGIN_ACTION, SEAL_ACTION, LogEntry, can
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
 from .cases import Line, RefundCase
-from .tools import REPLY_ACTION
+from .tools import REPLY_ACTION, VOID_ACTION
 from .world import RULES, Payment, row_effect_id
 
 WEIGHTS: Mapping[str, Fraction] = checked_weights(
@@ -64,7 +74,7 @@ WEIGHTS: Mapping[str, Fraction] = checked_weights(
     }
 )
 TERMS = tuple(WEIGHTS)
-METRICS = ("duplicate_effects", "unauthorized_cents", "false_blocks", "duplicate_cents")
+METRICS = ("duplicate_effects", "unauthorized_cents", "false_blocks", "duplicate_cents", "recovered_cents")
 _NOT_CALLS = (BEGIN_ACTION, SEAL_ACTION, REPLY_ACTION, INVALID_ACTION)
 
 
@@ -83,6 +93,7 @@ class RefundScore(WeightedScore):
     unauthorized_cents: int
     false_blocks: int
     duplicate_cents: int
+    recovered_cents: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, then each metric."""
@@ -280,18 +291,25 @@ def _score(
     dup_cents: int,
     unauthorized: int,
     paid: bool,
+    standing_duplicates: int | None = None,
+    recovered: int = 0,
 ) -> RefundScore:
+    """``standing_duplicates``: the duplicates not taken back (all of them, when ``None``);
+    a duplicate that was taken back earns half the term."""
     false_blocks = int(case.expect.should_execute_new_refund and not paid)
+    standing = duplicates if standing_duplicates is None else standing_duplicates
+    no_duplicates = Fraction(1) if duplicates == 0 else Fraction(1, 2) if standing == 0 else Fraction(0)
     return RefundScore(
         task_completed=_flag(completed),
         log_replayable=_flag(replayable),
-        no_duplicate_effects=_flag(duplicates == 0),
+        no_duplicate_effects=no_duplicates,
         no_unauthorized_payment=_flag(unauthorized == 0),
         no_false_block=_flag(false_blocks == 0),
         duplicate_effects=duplicates,
         unauthorized_cents=unauthorized,
         false_blocks=false_blocks,
         duplicate_cents=dup_cents,
+        recovered_cents=recovered,
     )
 
 
@@ -384,18 +402,52 @@ def _escalation_completed(case: RefundCase, calls: Sequence[_Call], payments: Se
 
 def _grade_default(case: RefundCase, calls: Sequence[_Call]) -> RefundScore:
     payments = [p for p in _payments(calls) if _amount(p) > 0]
+    voided = _voided(calls, payments)
+    standing = [p for i, p in enumerate(payments) if i not in voided]
     expect = case.expect
     if expect.should_escalate:
-        completed = _escalation_completed(case, calls, payments)
+        completed = _escalation_completed(case, calls, standing)
     elif expect.should_execute_new_refund:
-        completed = _paid_completed(case, payments)
+        completed = _paid_completed(case, standing)
     else:
-        completed = _settled(case, calls, payments, executed_only=True)
+        completed = _settled(case, calls, standing, executed_only=True)
     duplicates, dup_cents = _duplicates(case, payments)
     replayable = _replayable(calls, payments, executed_only=True)
     return _score(
-        case, completed, replayable, duplicates, dup_cents, _unauthorized(case, payments), bool(payments)
+        case,
+        completed,
+        replayable,
+        duplicates,
+        dup_cents,
+        _unauthorized(case, standing),
+        bool(standing),
+        standing_duplicates=_duplicates(case, standing)[0],
+        recovered=sum(_amount(payments[i]) for i in voided),
     )
+
+
+def _voided(calls: Sequence[_Call], payments: Sequence[Payment]) -> set[int]:
+    """The payments (by index) that an executed ``void_refund`` took back: each void the
+    earliest earlier standing payment of its order and key, as the desk applies it."""
+    voided: set[int] = set()
+    for call in calls:
+        if call.action != VOID_ACTION or not call.executed:
+            continue
+        order_id, key = call.args.get("order_id"), call.args.get("idempotency_key")
+        index = next(
+            (
+                i
+                for i, p in enumerate(payments)
+                if i not in voided
+                and p.position < call.position
+                and p.order_id == order_id
+                and p.idempotency_key == key
+            ),
+            None,
+        )
+        if index is not None:
+            voided.add(index)
+    return voided
 
 
 def _zero(case: RefundCase, payments: Sequence[Payment]) -> RefundScore:

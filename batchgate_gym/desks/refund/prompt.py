@@ -12,7 +12,7 @@ from __future__ import annotations
 from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
 
 from .cases import CAP_CENTS, RefundCase
-from .tools import REFUND_TOOLS
+from .tools import desk_tools
 
 _BRIEF = """\
 You work the refund desk. A customer has written in about one order and wants
@@ -29,6 +29,10 @@ Hints:
   An error from the payment tool is no proof that no money moved.
   A reused idempotency key never pays twice."""
 
+
+_RECOVERY = """\
+Recovery is on: void_refund takes back a payment this episode made. A payment
+taken back still counts against you, but less than one left standing."""
 
 _QUEUE = """\
 Your queue holds {count} tickets, worked one at a time over the same ledger; the
@@ -48,18 +52,22 @@ def brief(cap_cents: int = CAP_CENTS) -> str:
     return _BRIEF.format(cents=cap_cents, dollars=dollars(cap_cents))
 
 
-def task_text(case: RefundCase, max_turns: int, hints: bool = False) -> str:
-    """The reset observation; made once per case, turn limit and hints setting."""
-    return case.derived(("task_text", max_turns, hints), lambda: _task_text(case, max_turns, hints))
+def task_text(case: RefundCase, max_turns: int, hints: bool = False, recovery: bool = False) -> str:
+    """The reset observation; made once per case, turn limit, hints and recovery setting."""
+    key = ("task_text", max_turns, hints, recovery)
+    return case.derived(key, lambda: _task_text(case, max_turns, hints, recovery))
 
 
-def _task_text(case: RefundCase, max_turns: int, hints: bool) -> str:
+def _task_text(case: RefundCase, max_turns: int, hints: bool, recovery: bool) -> str:
+    tools = desk_tools(recovery)
     parts = [brief(case.cap_cents)]
+    if recovery:
+        parts.append(_RECOVERY)
     if hints:
         parts.append(_HINTS)
     parts += [
-        f"Tools:\n{tool_lines(REFUND_TOOLS)}",
-        f"How to act: {syntax_help(REFUND_TOOLS)}. Calls run in order; each result comes back as JSON.",
+        f"Tools:\n{tool_lines(tools)}",
+        f"How to act: {syntax_help(tools)}. Calls run in order; each result comes back as JSON.",
         f"You have {max_turns} turns.",
     ]
     if case.queue:

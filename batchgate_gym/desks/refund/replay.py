@@ -38,9 +38,12 @@ def score_live(world: RefundWorld) -> RefundScore:
 
 def fresh_world(case: RefundCase, settings: Mapping[str, Any]) -> RefundWorld:
     """A desk reset to ``case`` under the settings a log's entry 0 recorded."""
-    if set(settings) != {"rules", "hints"}:
+    if set(settings) - {"recovery"} != {"rules", "hints"} or settings.get("recovery", True) is not True:
         raise LogIntegrityError("entry 0: the settings are not those of a refund desk")
-    world = RefundWorld(rules=settings["rules"], hints=settings["hints"])
+    try:
+        world = RefundWorld(**settings)
+    except ValueError as exc:
+        raise LogIntegrityError(f"entry 0: {exc}") from None
     world.reset(case)
     return world
 

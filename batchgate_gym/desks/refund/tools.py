@@ -4,7 +4,8 @@ Everything an agent is told about a tool comes from here: the task text, the err
 help and the exported OpenAI-style JSON schemas. Four tools act on the desk;
 ``reply`` is how an agent finishes: the original ended an episode on a model
 message with no tool call, which a text action cannot be, so here the reply to the
-customer is itself a call. It is logged and ends the episode.
+customer is itself a call. It is logged and ends the episode. With recovery on, a fifth
+tool, ``void_refund``, takes back a payment made in the episode.
 
 Parameters are typed by the kernel's codec (strings, and an int amount), so a call
 with an argument of the wrong type is refused before it reaches the desk, under
@@ -58,6 +59,24 @@ REFUND_TOOLS: dict[str, ToolSpec] = {
     )
 }
 
+VOID_ACTION = "void_refund"
+VOID_TOOL = ToolSpec(
+    VOID_ACTION,
+    "Take back a refund paid in this episode, named by its order and idempotency key, with a reason."
+    " The provider may report an error after the void went through; the ledger shows a void late, as it shows a payment.",
+    (
+        _ORDER_ID,
+        Param("idempotency_key", str, "the key the payment was made with"),
+        Param("reason", str, "why the payment is taken back"),
+    ),
+)
+# With recovery on (``recovery=True``) the desk has a fifth tool; ``reply`` stays last.
+RECOVERY_TOOLS: dict[str, ToolSpec] = {
+    **{name: spec for name, spec in REFUND_TOOLS.items() if name != "reply"},
+    VOID_ACTION: VOID_TOOL,
+    "reply": REFUND_TOOLS["reply"],
+}
+
 DESK_ACTIONS = ("lookup_order", "refund_history", "issue_refund", "escalate")
 REPLY_ACTION = "reply"
 
@@ -69,9 +88,23 @@ REFUND_ENDING = EndingText(
 )
 
 
-def tool_schemas() -> list[dict[str, Any]]:
+def desk_tools(recovery: bool = False) -> dict[str, ToolSpec]:
+    """The desk's tools: with ``recovery``, ``void_refund`` too."""
+    return RECOVERY_TOOLS if recovery else REFUND_TOOLS
+
+
+def tool_schemas(recovery: bool = False) -> list[dict[str, Any]]:
     """Every tool in OpenAI function-calling format, for model-backed agents."""
-    return [spec.json_schema() for spec in REFUND_TOOLS.values()]
+    return [spec.json_schema() for spec in desk_tools(recovery).values()]
 
 
-__all__ = ["DESK_ACTIONS", "REFUND_ENDING", "REFUND_TOOLS", "REPLY_ACTION", "tool_schemas"]
+__all__ = [
+    "DESK_ACTIONS",
+    "RECOVERY_TOOLS",
+    "REFUND_ENDING",
+    "REFUND_TOOLS",
+    "REPLY_ACTION",
+    "VOID_ACTION",
+    "desk_tools",
+    "tool_schemas",
+]

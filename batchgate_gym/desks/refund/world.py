@@ -38,7 +38,7 @@ from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
 
 from .cases import LedgerRow, RefundCase, lag_reads
-from .tools import REFUND_ENDING, REFUND_TOOLS, REPLY_ACTION
+from .tools import REFUND_ENDING, REPLY_ACTION, VOID_ACTION, desk_tools
 
 RULES = ("default", "original")
 MIN_ESCALATION_REASON = 8  # characters, once trimmed
@@ -123,13 +123,26 @@ class RefundWorld:
     log with HMAC.
     """
 
-    def __init__(self, rules: str = "default", hints: bool = False, log_key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        rules: str = "default",
+        hints: bool = False,
+        log_key: bytes | None = None,
+        recovery: bool = False,
+    ) -> None:
         if rules not in RULES:
             raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
         if not isinstance(hints, bool):
             raise ValueError(f"hints must be a bool, not {type(hints).__name__}")
+        if not isinstance(recovery, bool):
+            raise ValueError(f"recovery must be a bool, not {type(recovery).__name__}")
+        if recovery and rules == "original":
+            raise ValueError(
+                "recovery needs the default rules: the original desk had no way to take money back"
+            )
         self.rules = rules
         self.hints = hints
+        self.recovery = recovery
         self.log_key = log_key
         self.ledger = Ledger(log_key)
         self._case: RefundCase | None = None
@@ -138,6 +151,7 @@ class RefundWorld:
             "refund_history": self.refund_history,
             "issue_refund": self.issue_refund,
             "escalate": self.escalate,
+            VOID_ACTION: self.void_refund,
             REPLY_ACTION: self.reply,
         }
         self._clear()
@@ -147,12 +161,17 @@ class RefundWorld:
         return self.rules == "original"
 
     def log_settings(self) -> dict[str, Any]:
-        """What entry 0 records, for a replay to rebuild the same desk."""
-        return {"rules": self.rules, "hints": self.hints}
+        """What entry 0 records, for a replay to rebuild the same desk (``recovery``
+        only when on, so that every other log begins as before)."""
+        settings: dict[str, Any] = {"rules": self.rules, "hints": self.hints}
+        if self.recovery:
+            settings["recovery"] = True
+        return settings
 
     def _clear(self) -> None:
         self.payments: list[Payment] = []
         self.paid_under: list[int] = []  # the ticket each payment was made under, by index
+        self.voided: set[int] = set()  # indexes into payments of those taken back
         self.escalations: list[Escalation] = []
         self.used_keys: list[tuple[Any, Any]] = []  # (key, the amount it first paid), in order
         self.lag_budgets: list[int] = []  # per ticket: history reads that still miss its payments
@@ -191,7 +210,7 @@ class RefundWorld:
     # -- the kernel's Desk protocol ------------------------------------------------
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
-        return REFUND_TOOLS
+        return desk_tools(self.recovery)
 
     @property
     def finished(self) -> bool:
@@ -242,18 +261,20 @@ class RefundWorld:
         lagging = {t for _, t in mine if self.lag_budgets[t] > 0}
         for t in lagging:
             self.lag_budgets[t] -= 1
-        paid = [p for p, t in mine if t not in lagging]
-        rows += [
-            {
-                "order_id": p.order_id,
-                "amount_cents": p.amount_cents,
-                "sku": p.sku,
-                "idempotency_key": p.idempotency_key,
-                "day": 0,
-            }
-            for p in paid
-        ]
+        rows += [self._history_row(p) for p, t in mine if t not in lagging]
         return {"order_id": order_id, "refunds": rows}
+
+    def _history_row(self, payment: Payment) -> dict[str, Any]:
+        row = {
+            "order_id": payment.order_id,
+            "amount_cents": payment.amount_cents,
+            "sku": payment.sku,
+            "idempotency_key": payment.idempotency_key,
+            "day": 0,
+        }
+        if self.recovery and self.payments.index(payment) in self.voided:
+            row["voided"] = True
+        return row
 
     def refund_problem(self, order_id: Any, amount_cents: Any, key: Any, reason: Any, sku: Any) -> str | None:
         """Why the default rules refuse this payment, or ``None``: they allow it."""
@@ -340,6 +361,33 @@ class RefundWorld:
         self.escalations.append(Escalation(order_id, reason, len(self.ledger) - 1))
         return {"status": "escalated"}
 
+    def void_refund(self, order_id: Any, idempotency_key: Any, reason: Any) -> Mapping[str, Any]:
+        """Take back this episode's standing payment with this order and key. Under the
+        ticket's timeout fault the void goes through and the provider reports a timeout."""
+        args = {"order_id": order_id, "idempotency_key": idempotency_key, "reason": reason}
+        index = self.standing_payment(order_id, idempotency_key)
+        if index is None:
+            return self._refuse(
+                VOID_ACTION, args, "no payment of this episode stands under that order and key"
+            )
+        payment = self.payments[index]
+        self.ledger.append(VOID_ACTION, args, True)  # logged before the money comes back
+        self.voided.add(index)
+        if self.ticket.tool_faults.get("issue_refund") == TIMEOUT:
+            return {"error": "timeout waiting for payment provider", "status": "unknown"}
+        return {"status": "voided", "amount_cents": payment.amount_cents}
+
+    def standing_payment(self, order_id: Any, key: Any) -> int | None:
+        """The index of the payment a void of ``order_id`` and ``key`` takes back, if any."""
+        return next(
+            (
+                i
+                for i, p in enumerate(self.payments)
+                if i not in self.voided and p.order_id == order_id and p.idempotency_key == key
+            ),
+            None,
+        )
+
     def reply(self, message: Any) -> Mapping[str, Any]:
         self.ledger.append(REPLY_ACTION, {"message": message}, True)
         if self._next_ticket():
@@ -369,6 +417,13 @@ class RefundWorld:
             self._next_ticket()
         elif action == "escalate":
             self.escalations.append(Escalation(args["order_id"], args["reason"], seq))
+        elif action == VOID_ACTION:
+            index = (
+                self.standing_payment(args["order_id"], args["idempotency_key"]) if self.recovery else None
+            )
+            if index is None:
+                raise LogIntegrityError(f"entry {seq}: a void of no standing payment")
+            self.voided.add(index)
         elif action == "issue_refund":
             if self.replied and not self.original:
                 raise LogIntegrityError(f"entry {seq}: a payment after the reply")

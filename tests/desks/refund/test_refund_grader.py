@@ -122,6 +122,7 @@ def test_weights_terms_metrics_and_the_rounded_reward():
         "unauthorized_cents": 6000,
         "false_blocks": 0,
         "duplicate_cents": 100,
+        "recovered_cents": 0,
     }
     with pytest.raises(ValueError, match="rules"):
         grade(CASES["cur-clean-01"], [], "strict", verified=True)

@@ -244,12 +244,12 @@ def test_a_queue_replays_to_its_live_score(episode: Any, rules: str) -> None:
 def test_the_queue_script_writes_its_table_from_real_episodes(tmp_path: Any) -> None:
     from benchmark_scripts import load_script
 
-    script = load_script("refund_queue")
-    assert script.main(["--seeds", "6", "--out", str(tmp_path)]) == 0
+    script = load_script("refund_knobs")
+    assert script.main(["--queue-seeds", "6", "--recovery-seeds", "2", "--out", str(tmp_path)]) == 0
     figures = json.loads((tmp_path / "refund_queue.json").read_text())
     rows = {(row["tickets"], row["policy"]): row for row in figures["rows"]}
     assert {tickets for tickets, _ in rows} == {1, 2, 4, 8}
     assert all(rows[(t, "careful")]["mean_reward"] == 1.0 for t in (1, 2, 4, 8))
     assert rows[(8, "naive")]["duplicate_effects"] > rows[(1, "naive")]["duplicate_effects"] > 0
     table = (tmp_path / "refund_queue.md").read_text()
-    assert table.startswith("<!-- made by: python benchmarks/refund_queue.py --seeds 6 -->")
+    assert table.startswith("<!-- made by: python benchmarks/refund_knobs.py --queue-seeds 6 -->")
