@@ -210,11 +210,14 @@ def plot_curve(
     n_defective: int | None,
     title: str = "MaskablePPO on BadBatchGateMacro-v0",
     *,
-    bottom: tuple[str, str] | None = None,
+    lower_series: tuple[tuple[str, str], ...] = (),
+    lower_label: str = "",
 ) -> None:
     """Held-out and training mean reward on top; below, defective batches loaded of
-    ``n_defective``, or ``bottom``: another desk's ``(curve field, axis label)``."""
-    field_name, label = bottom or ("eval_bad_batches_loaded", f"defective batches loaded (of {n_defective})")
+    ``n_defective``, or another desk's ``lower_series`` (curve field, legend) under
+    the axis label ``lower_label``."""
+    series = lower_series or (("eval_bad_batches_loaded", ""),)
+    label = lower_label or f"defective batches loaded (of {n_defective})"
     import matplotlib
 
     matplotlib.use("Agg")
@@ -230,7 +233,10 @@ def plot_curve(
     top.set_ylim(0, 1.02)
     top.legend(loc="lower right")
     top.grid(alpha=0.3)
-    lower.plot(steps, [getattr(p, field_name) for p in curve], marker="o", color="tab:red")
+    for (name, legend), color in zip(series, ("tab:red", "tab:purple", "tab:green"), strict=False):
+        lower.plot(steps, [getattr(p, name) for p in curve], marker="o", color=color, label=legend or None)
+    if len(series) > 1:
+        lower.legend(loc="upper right")
     lower.set_ylabel(label)
     lower.set_xlabel("environment steps")
     lower.set_ylim(bottom=0)

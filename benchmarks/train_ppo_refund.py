@@ -77,6 +77,7 @@ class CurvePoint:
     steps: int
     eval_mean_reward: float
     eval_duplicate_payments: int
+    eval_false_blocks: int
     train_mean_reward: float | None  # mean over the last finished training episodes (sampled actions)
 
 
@@ -217,12 +218,13 @@ def _curve_point(model: Any, config: TrainConfig, steps: int) -> CurvePoint:
         steps=steps,
         eval_mean_reward=held_out.mean("reward"),
         eval_duplicate_payments=int(held_out.total("duplicate_effects")),
+        eval_false_blocks=int(held_out.total("false_blocks")),
         train_mean_reward=shared.train_mean_reward(model),
     )
     if config.verbose:
         print(
             f"{steps:>9} steps: held-out mean reward {point.eval_mean_reward:.4f},"
-            f" duplicate payments {point.eval_duplicate_payments}",
+            f" duplicate payments {point.eval_duplicate_payments}, false blocks {point.eval_false_blocks}",
             flush=True,
         )
     return point
@@ -255,7 +257,11 @@ def plot_curve(curve: list[CurvePoint], path: Path) -> None:
         path,
         None,
         "MaskablePPO on RefundDeskMacro-v0",
-        bottom=("eval_duplicate_payments", "duplicate payments (eval split)"),
+        lower_series=(
+            ("eval_duplicate_payments", "duplicate payments"),
+            ("eval_false_blocks", "false blocks"),
+        ),
+        lower_label="episodes on the eval split",
     )
 
 

@@ -60,7 +60,7 @@ def test_random_choices_depend_on_the_episode_not_on_what_ran_before(script) -> 
 
 def test_learning_curve_png_shows_both_panels(script, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib is not installed: pip install 'batchgate_gym[plot]'")
-    curve = [script.CurvePoint(0, 0.5, 12, None), script.CurvePoint(1000, 0.9, 1, 0.8)]
+    curve = [script.CurvePoint(0, 0.5, 12, 20, None), script.CurvePoint(1000, 0.9, 1, 2, 0.8)]
     path = tmp_path / "curve.png"
     script.plot_curve(curve, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
