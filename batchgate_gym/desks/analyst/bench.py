@@ -70,23 +70,22 @@ class AnalystBench:
 def _measure(group: str, repeats: int) -> dict[str, Any]:
     from batchgate_gym.app.bench.harness import median_rate, timed_runs
     from batchgate_gym.app.evaluate import run_episode
-    from batchgate_gym.envs.analyst import AnalystDeskEnv
-    from batchgate_gym.policies.analyst import CarefulAnalyst
 
-    from .app import _split_cases
+    from .sources import split_cases
     from .stores import open_store
     from .world import visible_tables
 
-    cases = [case for case in _split_cases("eval") if case.store == group]
-    env = AnalystDeskEnv(cases)
-    policy = CarefulAnalyst()
+    desk = _desk()  # the environment and the policy come through the registry: the core names neither
+    cases = [case for case in split_cases("eval") if case.store == group]
+    env = desk.make_env(cases)
+    policy = desk.reference_policies["careful"]()
     rewards: list[float] = []
 
     def loop() -> None:
         rewards.clear()
         for index in range(len(cases)):
             reset = {"seed": index, "options": {"case_index": index}}
-            rewards.append(run_episode(env, policy, index, reset, _desk()).reward)
+            rewards.append(run_episode(env, policy, index, reset, desk).reward)
 
     runs = timed_runs(loop, repeats)
     env.close()
