@@ -1,0 +1,83 @@
+"""Analyst cases: the splits rebuild byte for byte, a broken line names its line and field, knobs are checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from batchgate_gym.desks.analyst.cases import CaseFormatError, load_cases
+from batchgate_gym.desks.analyst.generator import SPLITS, build_case, split_path, write_split
+from batchgate_gym.desks.analyst.prompt import task_text
+from batchgate_gym.desks.analyst.sources import build_procedural
+from batchgate_gym.envs.analyst import AnalystDeskEnv
+
+
+@pytest.mark.parametrize("name", SPLITS)
+def test_split_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
+    assert write_split(name, tmp_path / f"{name}.jsonl").read_bytes() == split_path(name).read_bytes()
+
+
+def test_eval_covers_every_template_in_every_store() -> None:
+    cases = load_cases(split_path("eval"))
+    pairs = {(c.family, c.store) for c in cases}
+    assert len(cases) == 60 and len(pairs) == 58
+    assert {c.store for c in cases} == {"sqlite", "duckdb", "lake", "files", "sqlite+lake"}
+    assert sum(not c.answerable for c in cases) == 12
+
+
+def _line(tmp_path: Path, change: dict, drop: str | None = None) -> Path:
+    data = json.loads(split_path("eval").read_text().splitlines()[0])
+    data.update(change)
+    if drop:
+        del data[drop]
+    path = tmp_path / "cases.jsonl"
+    path.write_text(split_path("eval").read_text().splitlines()[1] + "\n" + json.dumps(data) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "drop", "field"),
+    [
+        ({"family": "nope"}, None, "family"),
+        ({"stores": ["postgres"]}, None, "stores"),
+        ({"answer_type": "essay"}, None, "answer_type"),
+        ({"data": {"seed": 1, "scale": 10}}, None, "data.scale"),
+        ({"data": {"seed": 1, "scale": 1000, "cutoff": "soon"}}, None, "data.cutoff"),
+        ({"depends": ["lake.orders"]}, None, "depends"),
+        ({"level": "one"}, None, "level"),
+        ({}, "question", "question"),
+        ({"extra": 1}, None, "extra"),
+    ],
+)
+def test_a_broken_line_names_line_and_field(
+    tmp_path: Path, change: dict, drop: str | None, field: str
+) -> None:
+    with pytest.raises(CaseFormatError, match=rf"cases.jsonl:2: field '{field}'"):
+        load_cases(_line(tmp_path, change, drop))
+
+
+def test_procedural_cases_are_a_function_of_seed_and_knobs() -> None:
+    first = build_case(123, scale=80)
+    assert first == build_case(123, scale=80)
+    assert build_procedural(7, level=4, scale=80).stores == ("sqlite", "lake")
+    assert build_procedural(7, level=6, scale=80).data.change is not None
+    with pytest.raises(ValueError, match="scale"):
+        AnalystDeskEnv(scale=10)
+    with pytest.raises(ValueError, match="level"):
+        AnalystDeskEnv(level=9)
+    with pytest.raises(ValueError, match="template"):
+        AnalystDeskEnv(level=1, template="delivery-change")
+
+
+def test_the_task_never_shows_the_reference_or_answerability() -> None:
+    cases = load_cases(split_path("eval"))
+    for case in cases:
+        text = task_text(case, 16)
+        assert json.dumps(case.expected) not in text or case.expected in (None, [], 0)
+        assert "decline" not in text.split("Answer shape:")[1].split("\n")[0]
+    profit = next(c for c in cases if c.family == "profit")
+    count = next(c for c in cases if c.family == "count-status")
+    shape = [task_text(c, 16).split("Answer shape:")[1].split("\n")[0] for c in (profit, count)]
+    assert shape[0] == shape[1]
