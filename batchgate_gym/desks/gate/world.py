@@ -56,6 +56,7 @@ _AMOUNT = ORDER_COLUMNS.index("amount")
 # Statements one world keeps compiled: an eval split's worth of checks, orphan counts
 # and loads (a compiled contract check holds about 22 KB).
 _CACHED_STATEMENTS = 128
+_SMALL_CASE_ROWS = 2_000  # rows in the warehouse and staging together, for 1 KB pages
 _WIDEST_TABLE = max(len(columns) for columns in TABLE_COLUMNS.values())
 
 
@@ -107,8 +108,15 @@ def prepare(case: Case) -> PreparedCase:
     return case.derived("prepared", lambda: _build(case))
 
 
+def _page_size(case: Case) -> str:
+    """Small pages for a small case: every live world holds a copy of its image, and one
+    of the default 4 KB pages per table would be mostly empty; big batches keep 4 KB."""
+    rows = len(case.customers) + len(case.orders) + sum(len(batch.rows) for batch in case.batches)
+    return f"PRAGMA page_size={1024 if rows <= _SMALL_CASE_ROWS else 4096}"
+
+
 def _build(case: Case) -> PreparedCase:
-    conn = connection_from(schema_image(_SCHEMA))
+    conn = connection_from(schema_image((_page_size(case), *_SCHEMA)))
     with transaction(conn):
         conn.executemany(_INSERT["customers"], case.customers)
         conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
