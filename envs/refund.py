@@ -7,6 +7,7 @@ their checks.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Iterable
@@ -25,6 +26,12 @@ from .text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 RULES = ("default", "original")
 TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue
+
+
+def _longest_queue(source: CaseSource, tickets: int) -> int:
+    """The most tickets a case of ``source`` holds: its fixed cases', else the knob's."""
+    cases = getattr(source, "cases", None)
+    return max((len(case.tickets) for case in cases), default=1) if cases is not None else tickets
 
 
 def _queue_knob(tickets: int) -> dict[str, int]:
@@ -161,7 +168,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     and the reply to the last ends the episode. Each order of the queue is graded as
     above and the terms averaged over the orders; a request sent again is the same
     order, so money it moves twice is a duplicate. A reset may name ``tickets`` too.
-    ``max_turns`` (12 per ticket), ``max_calls_per_step`` (32), ``max_observation_chars``
+    ``max_turns`` (12 per ticket of the longest queue among the cases), ``max_calls_per_step`` (32), ``max_observation_chars``
     (65,536); ``log_key`` (bytes: the log is chained with HMAC-SHA256 under it, so
     only its holder can produce a log that verifies) and ``render_mode``
     (``"ansi"``: :meth:`render` returns the transcript).
@@ -191,10 +198,9 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         tickets = check_int("tickets", tickets, 1, MAX_TICKETS)
         if tickets != 1 and cases is not None:
             raise ValueError("tickets sets the queue of procedural cases: give it only with cases=None")
-        if max_turns is None:
-            max_turns = TURNS_PER_TICKET * tickets
+        turns = TURNS_PER_TICKET if max_turns is None else max_turns  # None: set per queue length below
         limits = checked_settings(
-            render_mode, self.metadata["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode, self.metadata["render_modes"], turns, max_calls_per_step, max_observation_chars
         )
         if not isinstance(rules, str) or rules not in RULES:
             raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
@@ -206,8 +212,11 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
             )
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")
+        source = case_source(cases, **_queue_knob(tickets))
+        if max_turns is None:
+            limits = dataclasses.replace(limits, max_turns=TURNS_PER_TICKET * _longest_queue(source, tickets))
         super().__init__(
-            refund_adapter(case_source(cases, **_queue_knob(tickets)), rules, hints, log_key, recovery),
+            refund_adapter(source, rules, hints, log_key, recovery),
             limits,
             render_mode=render_mode,
         )

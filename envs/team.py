@@ -50,7 +50,7 @@ included, is cut to it with a marker); the scale knobs and ``case_seed`` as for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any
 
@@ -64,7 +64,7 @@ from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES, c
 from batchgate_gym.desks.gate.sources import case_source
 from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
-from batchgate_gym.kernel.episode import StepOutcome
+from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .gate import gate_case_info
@@ -96,6 +96,8 @@ def _is_probability(value: object) -> bool:
 class _TeamSetup:
     """What both interfaces share: arguments, spaces, seeding, dealing, transcript."""
 
+    waiting_text = "You have reported; waiting for the other agents to finish."
+
     def __init__(
         self,
         n_agents: int = 2,
@@ -126,18 +128,19 @@ class _TeamSetup:
                     f"batches_per_agent * n_agents is the number of batches of a generated case and"
                     f" must be in {MIN_BATCHES}..{MAX_BATCHES}, not {batches_per_agent} * {n_agents}"
                 )
-        self.render_mode = render_mode
-        self.possible_agents = list(agent_names(n_agents))
-        self.agents: list[str] = []
-        self.source = case_source(cases, **knobs)
-        self.max_observation_chars = limits.max_observation_chars
+        self._seat(agent_names(n_agents), limits, render_mode, case_source(cases, **knobs))
         self.overlap = overlap
-        self.game = TeamGame(
-            self.possible_agents,
-            limits,
-            sql_budget,
-            log_key,
-        )
+        self.game = TeamGame(self.possible_agents, limits, sql_budget, log_key)
+
+    def _seat(
+        self, agents: Sequence[str], limits: EpisodeLimits, render_mode: str | None, source: Any
+    ) -> None:
+        """What every team game sets up alike: agents, spaces, the case source, no episode yet."""
+        self.render_mode = render_mode
+        self.possible_agents = list(agents)
+        self.agents: list[str] = []
+        self.source = source
+        self.max_observation_chars = limits.max_observation_chars
         self.observation_spaces = {
             agent: spaces.Dict({"text": text_space(limits.max_observation_chars)})
             for agent in self.possible_agents
@@ -153,14 +156,14 @@ class _TeamSetup:
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
+    case_options = _CASE_OPTIONS  # the reset options that pick the case
+
     def _begin(self, seed: int | None, options: Mapping[str, Any] | None) -> None:
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
         options = dict(options or {})
-        case = self.source.pick(self.np_random, {k: v for k, v in options.items() if k in _CASE_OPTIONS})
-        lists = options.get("lists") or deal_lists(
-            self.np_random, [b.batch_id for b in case.batches], self.possible_agents, self.overlap
-        )
+        case = self.source.pick(self.np_random, {k: v for k, v in options.items() if k in self.case_options})
+        lists = options.get("lists") or self._deal(case)
         # The task text can be longer than a low observation limit: cut like any other.
         self.texts = {
             agent: cut(text, self.max_observation_chars)
@@ -168,6 +171,13 @@ class _TeamSetup:
         }
         self.agents = list(self.possible_agents)
         self._transcript = [f"[{agent}]\n{text}" for agent, text in self.texts.items()]
+
+    def _deal(self, case: Any) -> Mapping[str, Sequence[Any]]:
+        """Each agent's list, dealt with the environment's generator."""
+        assert self.np_random is not None  # _begin seeds it first
+        return deal_lists(
+            self.np_random, [b.batch_id for b in case.batches], self.possible_agents, self.overlap
+        )
 
     def _act(self, agent: str, action: object) -> StepOutcome:
         outcome = self.game.act(agent, action)
@@ -186,14 +196,22 @@ class _TeamSetup:
         if result is None:
             raise RuntimeError("the team is not done yet")
         info = final_info(
-            gate_case_info(self.game.case),
+            self._case_fields(),
             result.score.as_dict(),
             self.game.world.ledger,
-            contribution=result.agents[agent].as_dict(),
+            contribution=self._contribution(agent),
         )
         info["turn"] = self.game.episodes[agent].turn
         reported = self.game.reported(agent)
         return info["score"]["reward"], reported, not reported, info
+
+    def _case_fields(self) -> Mapping[str, Any]:
+        return gate_case_info(self.game.case)
+
+    def _contribution(self, agent: str) -> dict[str, Any]:
+        result = self.game.result
+        assert result is not None  # only called once the team is done
+        return result.agents[agent].as_dict()
 
     def export_log(self) -> list[dict[str, Any]]:
         """The shared hash-chained log as plain dicts."""
@@ -277,7 +295,7 @@ class TeamGateParallelEnv(_TeamSetup, ParallelEnv):
             infos[agent] = {**self._step_info(agent, outcome), "position": position}
         for agent in self.agents:
             if agent not in infos:
-                self.texts[agent] = "You have reported; waiting for the other agents to finish."
+                self.texts[agent] = self.waiting_text
                 infos[agent] = {"turn": self.game.episodes[agent].turn, "calls": 0}
         rewards = dict.fromkeys(self.agents, 0.0)
         terminations = dict.fromkeys(self.agents, False)

@@ -582,6 +582,34 @@ class LookalikeIdsPolicy(ScriptedRefundPolicy):
         yield action(*calls)
 
 
+# -- the team game (``batchgate_gym.envs.refund_team``) ---------------------------------------
+
+
+class ClaimingCarefulPolicy(CarefulRefundPolicy):
+    """careful for a worker of a team: it claims each ticket's order first, and when a
+    colleague holds the order it leaves the ticket to them and only answers."""
+
+    name = "careful-claim"
+
+    def script(self) -> Script:
+        if self.order_id not in self.handled:
+            seen = yield action(call("claim_order", order_id=self.order_id))
+            if result_of(seen, "claim_order").get("status") == "held":
+                self.handled.add(self.order_id)
+                self.closing = "A colleague is already handling your request."
+                return
+        yield from super().script()
+
+
+TEAM_POLICIES: dict[str, type[Policy]] = {
+    "careful-claim": ClaimingCarefulPolicy,
+    "careful": CarefulRefundPolicy,
+    "naive": NaiveRefundPolicy,
+    "refuse-all": RefuseAllRefundPolicy,
+}
+"""Policies for the refund team game, each worker playing its own copy."""
+
+
 # -- recovery (``recovery=True``) ------------------------------------------------------------
 
 AUDIT_READS = 6  # history reads in one step: more than the deepest lag (5) can hide
@@ -680,9 +708,11 @@ __all__ = [
     "REFUND_ATTACKERS",
     "REFUND_POLICIES",
     "SLICE_MARGIN",
+    "TEAM_POLICIES",
     "CarefulRefundPolicy",
     "CentShortRepayPolicy",
     "ClaimCheckedPolicy",
+    "ClaimingCarefulPolicy",
     "CutAfterFirstPolicy",
     "LookalikeIdsPolicy",
     "NaiveRefundPolicy",

@@ -95,6 +95,7 @@ class TeamGame:
     result: Callable[[int, Mapping[str, Mapping[str, Any]]], EpisodeResult]
     mishaps: tuple[tuple[str, str], ...] = ()
     case_of: Callable[[Any], Any] = lambda env: env.unwrapped.game.case
+    overlap: bool = True  # the environment takes ``overlap`` (the gate's lists do; not every game deals so)
 
 
 def cases_drawn(make_env: Callable[..., Any]) -> Callable[[Iterable[int]], list[Any]]:

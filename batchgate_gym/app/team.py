@@ -108,9 +108,10 @@ def team_table(
     totals = [metric.name for metric in spec.shown_metrics]
     rows: dict[str, Any] = {}
     cases: list[Any] = []
+    dealing = {"overlap": overlap} if game.overlap else {}
     for name, policy_class in game.policies().items():
         results, cases = run_team(
-            policy_class, seeds, parallel=parallel, desk=desk, n_agents=n_agents, overlap=overlap
+            policy_class, seeds, parallel=parallel, desk=desk, n_agents=n_agents, **dealing
         )
         rows[name] = summary(results, mishaps, totals)
     single = evaluate(spec.reference_policies[game.solo], cases=cases, progress=False, desk=desk)
@@ -119,7 +120,7 @@ def team_table(
         "agents": n_agents,
         "seeds": len(seeds),
         "api": "parallel" if parallel else "aec",
-        "overlap": overlap,
+        **dealing,
         "policies": rows,
     }
 
@@ -135,20 +136,25 @@ def columns(desk: str = "gate") -> list[tuple[str, str]]:
 
 
 def markdown(table: dict[str, Any], desk: str = "gate") -> str:
-    title = (
-        f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API,"
-        f" overlap {table['overlap']}"
-    )
+    title = f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API"
+    if "overlap" in table:
+        title += f", overlap {table['overlap']}"
     shown = columns(desk)
+    metrics = {metric.name: metric for metric in desks.get(desk).shown_metrics}
     header = ["policy", *(h for _, h in shown)]
-    rows = [[name, *(_cell(key, row[key]) for key, _ in shown)] for name, row in table["policies"].items()]
+    rows = [
+        [name, *(_cell(key, row[key], metrics.get(key)) for key, _ in shown)]
+        for name, row in table["policies"].items()
+    ]
     return f"{title}\n\n" + markdown_table(header, rows, rest="---")
 
 
-def _cell(key: str, value: Any) -> str:
+def _cell(key: str, value: Any, metric: desks.Metric | None = None) -> str:
     if value is None:
         return "-"
-    return f"{value:.4f}" if key.startswith("mean_") else str(value)
+    if key.startswith("mean_"):
+        return f"{value:.4f}"
+    return metric.text(value) if metric is not None else str(value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

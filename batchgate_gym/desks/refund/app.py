@@ -11,9 +11,10 @@ environment argument (``env_kwargs={"rules": "original"}`` in ``evaluate``).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from batchgate_gym.app.desks import Desk, DeskOption, Metric, cases_drawn, register
+from batchgate_gym.app.desks import Desk, DeskOption, Metric, TeamGame, cases_drawn, get, register
 
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
@@ -181,6 +182,35 @@ def _bench() -> Any:
     return RefundBench
 
 
+def _team_env(parallel: bool = False, **kwargs: Any) -> Any:
+    from batchgate_gym.envs import refund_team
+
+    return refund_team.parallel_env(**kwargs) if parallel else refund_team.env(**kwargs)
+
+
+def _team_policies() -> dict[str, Any]:
+    from batchgate_gym.policies.refund import TEAM_POLICIES
+
+    return dict(TEAM_POLICIES)
+
+
+def _team_result(seed: int, finals: Mapping[str, Mapping[str, Any]]) -> Any:
+    """One team episode's result from every worker's final info (the score is the same in each)."""
+    from batchgate_gym.app.evaluate import EpisodeResult
+
+    info = next(iter(finals.values()))
+    replied = all(final["replied"] for final in finals.values())
+    return EpisodeResult(
+        index=seed,
+        seed=seed,
+        turns=max(final["turn"] for final in finals.values()),
+        calls=0,  # not counted for team episodes
+        terminated=replied,
+        truncated=not replied,
+        **get("refund").episode_fields(info),
+    )
+
+
 def _make() -> Desk:
     from batchgate_gym.policies.refund import REFUND_ATTACKERS, REFUND_POLICIES
 
@@ -241,6 +271,13 @@ def _make() -> Desk:
         after_episode=_after_episode,
         bench=_bench,
         chat_no_tool_call=_reply,
+        team=TeamGame(
+            make_env=_team_env,
+            policies=_team_policies,
+            solo="careful",
+            result=_team_result,
+            overlap=False,
+        ),
         options=(
             DeskOption(
                 "rules",

@@ -145,6 +145,7 @@ def grade(
     *,
     verified: bool,
     payments: Sequence[Payment] | None = None,
+    ticket_of: Callable[[int], int | None] | None = None,
 ) -> RefundScore:
     """Score one episode's log under ``rules`` (``"original"`` or ``"default"``).
 
@@ -153,6 +154,9 @@ def grade(
     that fails verification scores 0 on every term, with its metrics from that
     record (if it is not given, from the log's payment entries as the desk wrote
     them, that is those carrying an effect id, whatever their ``executed`` says).
+    ``ticket_of`` says which ticket of a queue (an index into ``case.tickets``, or
+    ``None``) the entry at a log position was made for; by default the one being
+    worked when it was made, as the log's replies mark it.
     """
     if rules not in RULES:
         raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
@@ -161,11 +165,21 @@ def grade(
     if not case.queue:
         return _grade_ticket(case, calls, rules, verified, payments)
     scores = []
-    for ticket, index_of in _order_groups(case, entries):
-        own = [c for c in calls if index_of(c.position)]
-        record = None if payments is None else [p for p in payments if index_of(p.position)]
+    for ticket, in_group in _order_groups(case, ticket_of or queue_position(case, entries)):
+        own = [c for c in calls if in_group(c.position)]
+        record = None if payments is None else [p for p in payments if in_group(p.position)]
         scores.append(_grade_ticket(ticket, own, rules, verified, record))
     return _mean(scores)
+
+
+def queue_position(
+    case: RefundCase, entries: Sequence[LogEntry | Mapping[str, Any]]
+) -> Callable[[int], int | None]:
+    """The ticket being worked at each log position of a one-worker queue: a ticket ends
+    at its executed reply; anything after the last reply counts for the last ticket."""
+    replies = [position for position, entry in enumerate(entries) if _is_reply(entry)]
+    last = len(case.tickets) - 1
+    return lambda position: min(bisect.bisect_left(replies, position), last)
 
 
 def _grade_ticket(
@@ -180,25 +194,23 @@ def _grade_ticket(
 
 
 def _order_groups(
-    case: RefundCase, entries: Sequence[LogEntry | Mapping[str, Any]]
+    case: RefundCase, ticket_of: Callable[[int], int | None]
 ) -> list[tuple[RefundCase, Callable[[int], bool]]]:
     """A queue's tickets grouped by order: each order's first ticket, and a test of
-    whether a log position falls while a ticket of that order was worked.
+    whether a log position was made for a ticket of that order.
 
-    A call belongs to the ticket being worked when it was made: the log's executed
-    replies mark where one ticket ends and the next begins (anything after the last
-    reply counts for the last ticket). A ticket sent again is one order, graded once,
-    so money it moves twice counts as a duplicate, not as two completed tickets.
+    A ticket sent again is one order, graded once, so money it moves twice counts
+    as a duplicate, not as two completed tickets.
     """
     tickets = case.tickets
-    replies = [position for position, entry in enumerate(entries) if _is_reply(entry)]
     order_of = [ticket.order.order_id for ticket in tickets]
 
-    def worked(position: int) -> int:
-        return min(bisect.bisect_left(replies, position), len(tickets) - 1)
-
     def of_order(order_id: str) -> Callable[[int], bool]:
-        return lambda position: order_of[worked(position)] == order_id
+        def test(position: int) -> bool:
+            index = ticket_of(position)
+            return index is not None and order_of[index] == order_id
+
+        return test
 
     return [
         (ticket, of_order(ticket.order.order_id))
@@ -222,6 +234,11 @@ def _mean(scores: Sequence[RefundScore]) -> RefundScore:
     }
     metrics: dict[str, Any] = {name: sum(getattr(s, name) for s in scores) for name in METRICS}
     return RefundScore(**terms, **metrics)
+
+
+def executed_payments(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[Payment]:
+    """Every payment the log shows as executed, in log order."""
+    return _payments(_calls(entries))
 
 
 def _payments(calls: Sequence[_Call]) -> list[Payment]:
@@ -352,23 +369,30 @@ def _line_of(case: RefundCase, payment: Payment) -> Line | None:
 def _duplicates(case: RefundCase, payments: Sequence[Payment]) -> tuple[int, int]:
     """Payments onto a line that already had money and that take it past its amount,
     and the cents past it."""
+    past = duplicate_cents_each(case, payments)
+    return sum(1 for cents in past if cents), sum(past)
+
+
+def duplicate_cents_each(case: RefundCase, payments: Sequence[Payment]) -> list[int]:
+    """For each payment (default rules), the cents it took its line past the line's
+    amount when the line already had money: 0 for a payment that is no duplicate."""
     ticket = case.order.order_id
     paid: dict[str, int] = {}
     for row in case.ledger:
         if row.order_id == ticket and case.order.line(row.sku) is not None:
             paid[row.sku] = paid.get(row.sku, 0) + row.amount_cents
-    count = cents = 0
+    past = []
     for payment in payments:
         line = _line_of(case, payment)
         if line is None:
+            past.append(0)
             continue
         before = paid.get(line.sku, 0)
         after = before + _amount(payment)
-        if before > 0 and after > line.amount_cents:
-            count += 1
-            cents += after - max(line.amount_cents, before)
+        duplicate = before > 0 and after > line.amount_cents
+        past.append(after - max(line.amount_cents, before) if duplicate else 0)
         paid[line.sku] = after
-    return count, cents
+    return past
 
 
 def target_line(case: RefundCase) -> Line | None:
@@ -467,4 +491,14 @@ def _zero(case: RefundCase, payments: Sequence[Payment]) -> RefundScore:
     )
 
 
-__all__ = ["METRICS", "TERMS", "WEIGHTS", "RefundScore", "grade", "target_line"]
+__all__ = [
+    "METRICS",
+    "TERMS",
+    "WEIGHTS",
+    "RefundScore",
+    "duplicate_cents_each",
+    "executed_payments",
+    "grade",
+    "queue_position",
+    "target_line",
+]

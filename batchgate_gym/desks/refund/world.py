@@ -144,7 +144,7 @@ class RefundWorld:
         self.hints = hints
         self.recovery = recovery
         self.log_key = log_key
-        self.ledger = Ledger(log_key)
+        self.ledger = self._new_ledger()
         self._case: RefundCase | None = None
         self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
             "lookup_order": self.lookup_order,
@@ -155,6 +155,9 @@ class RefundWorld:
             REPLY_ACTION: self.reply,
         }
         self._clear()
+
+    def _new_ledger(self) -> Ledger:
+        return Ledger(self.log_key)
 
     @property
     def original(self) -> bool:
@@ -183,7 +186,7 @@ class RefundWorld:
         self._case = case
         self._clear()
         self.lag_budgets = budgets
-        self.ledger = Ledger(self.log_key)
+        self.ledger = self._new_ledger()
         self.ledger.begin(case.digest, self.log_settings())
 
     @property
@@ -309,8 +312,9 @@ class RefundWorld:
                 return self._refuse("issue_refund", args, problem)
             if sku == "":
                 sku = self.ticket.order.lines[0].sku  # a one-line order: the line is implied
+        scoped = self.key_scope(idempotency_key)
         for used, first_amount in self.used_keys:
-            if used == idempotency_key:
+            if used == scoped:
                 return {"status": "ok", "replayed": True, "amount_cents": first_amount}
         for row in self.case.ledger:
             if row.idempotency_key == idempotency_key:
@@ -338,10 +342,14 @@ class RefundWorld:
             }
         return {"status": "ok", "amount_cents": amount_cents}
 
+    def key_scope(self, key: Any) -> Any:
+        """What the provider remembers a key as: the key itself here (one caller)."""
+        return key
+
     def _record_payment(self, payment: Payment) -> None:
         self.payments.append(payment)
         self.paid_under.append(self.ticket_index)
-        self.used_keys.append((payment.idempotency_key, payment.amount_cents))
+        self.used_keys.append((self.key_scope(payment.idempotency_key), payment.amount_cents))
 
     def escalate(self, order_id: Any, reason: Any) -> Mapping[str, Any]:
         args = {"order_id": order_id, "reason": reason}
@@ -431,7 +439,7 @@ class RefundWorld:
             if payment.effect_id != effect_id(payment.order_id, payment.sku, payment.amount_cents):
                 raise LogIntegrityError(f"entry {seq}: the effect id disagrees with the payment")
             key = payment.idempotency_key
-            if any(used == key for used, _ in self.used_keys) or any(
+            if any(used == self.key_scope(key) for used, _ in self.used_keys) or any(
                 row.idempotency_key == key for row in self.case.ledger
             ):
                 raise LogIntegrityError(f"entry {seq}: a reused key pays nothing, yet the entry paid")

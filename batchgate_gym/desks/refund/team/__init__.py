@@ -1,0 +1,24 @@
+"""RefundDesk for a team of refund workers: one ticket queue, one provider, one ledger, one log.
+
+Modules: ``tools`` (the desk's tools plus ``claim_order`` and ``wait``), ``world``
+(the shared desk, calls made *as* a worker), ``deal`` (who gets which ticket),
+``grader`` (the cooperative score from the shared log, each payment attributed),
+``prompt`` (each worker's task text) and ``game`` (one kernel episode per worker
+over the shared world, for both PettingZoo interfaces).
+"""
+
+from __future__ import annotations
+
+from .deal import deal_tickets, worker_names
+from .game import RefundTeamGame
+from .grader import TeamRefundScore, grade_team
+from .world import RefundTeamWorld
+
+__all__ = [
+    "RefundTeamGame",
+    "RefundTeamWorld",
+    "TeamRefundScore",
+    "deal_tickets",
+    "grade_team",
+    "worker_names",
+]

@@ -1,0 +1,149 @@
+"""RefundDesk for a team of refund workers, as PettingZoo environments.
+
+PettingZoo's conventions, as the gate's team game (:mod:`batchgate_gym.envs.team`,
+whose turn logic this module reuses): ``raw_env`` is the AEC class, ``env(**kwargs)``
+wraps it in PettingZoo's ``OrderEnforcingWrapper``, ``parallel_env(**kwargs)`` is the
+parallel form. In the AEC form workers take turns in worker order, each call landing
+before the next worker moves; in the parallel form every worker acts each step and
+the step's actions are applied one after another in an order drawn from the
+environment's seeded generator.
+
+Workers ``refund_0`` ... ``refund_{N-1}`` share one ticket queue (a procedural queue
+case of ``tickets_per_agent * n_agents`` tickets, some of them the same request sent
+again), one payment provider and one ledger whose history lags a payment as the
+single desk's does, and one hash-chained log that names the worker of every entry.
+Each worker has its own list of tickets (a request sent again goes to another worker
+than its first copy, at the same place in its list, so the two reach the order at
+about the same time); its reply to one brings its next. The provider scopes
+idempotency keys to the worker, so two workers who read an empty or lagging ledger
+and both pay really pay twice. Coordination is ``claim_order(order_id)``: the first
+claim holds the order for the episode and the desk refuses (and logs) a payment,
+void or escalation on an order another worker holds; ``wait()`` passes a turn.
+
+Observations are ``{"text": str}``, actions text, exactly as in
+``batchgate_gym/RefundDesk-v0`` (the same tools, ``void_refund`` with ``recovery``).
+When every worker has replied to its last ticket (or run out of turns) every worker
+receives the same team reward at once, the refund desk's score of the shared log
+(each order of the queue graded on the calls made for its tickets, terms averaged
+over the orders), and its ``info`` carries the team score, its own part
+(``contribution``: ``payments``, ``paid_cents``, ``duplicate_payments``,
+``duplicate_cents``) and whether it replied to its last ticket (``replied``).
+
+Arguments: ``n_agents`` (2, 1 to 8); ``tickets_per_agent`` (2; the queue has
+``tickets_per_agent * n_agents`` tickets, 2 to 16, or 1 with one worker);
+``cases`` (``None``: a fresh procedural queue per reset; or a list of queue cases);
+``recovery`` (``False``); ``max_turns`` (per worker, 12 per ticket of the largest
+list when not given); ``max_calls_per_step`` (32); ``max_observation_chars``
+(65,536); ``log_key``; ``render_mode`` (``"ansi"``). Reset options: ``case_seed``
+and the generator's knobs (``family``, ``lines``, ``prior_rows``, ``lag_depth``,
+``fault_rate``, ``cap_cents``); ``lists`` (``{worker: [ticket indexes]}``) fixes
+the deal. The default rules only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from batchgate_gym.desks.refund.generator.build import MAX_TICKETS, check_int
+from batchgate_gym.desks.refund.sources import case_source
+from batchgate_gym.desks.refund.team import RefundTeamGame, deal_tickets, worker_names
+
+from .refund import TURNS_PER_TICKET, refund_case_info
+from .team import TeamGateEnv, TeamGateParallelEnv, _TeamSetup
+from .text_env import checked_settings
+
+MAX_WORKERS = 8
+_CASE_OPTIONS = frozenset(
+    {"case_seed", "case_id", "case_index", "family", "variant", "lines", "prior_rows", "lag_depth"}
+    | {"fault_rate", "cap_cents"}
+)
+_METADATA: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+
+
+class _RefundTeamSetup(_TeamSetup):
+    """The refund team's arguments, game, deal and final info; the turn logic is the shared one."""
+
+    game: RefundTeamGame  # type: ignore[assignment]  # the refund desk's game in the gate's seat
+
+    waiting_text = "You have replied to your last ticket; waiting for the other workers to finish."
+
+    def __init__(
+        self,
+        n_agents: int = 2,
+        cases: Any = None,
+        *,
+        tickets_per_agent: int = 2,
+        recovery: bool = False,
+        max_turns: int | None = None,
+        max_calls_per_step: int = 32,
+        max_observation_chars: int = 65_536,
+        log_key: bytes | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        # Every argument is checked before anything is built or read.
+        n_agents = check_int("n_agents", n_agents, 1, MAX_WORKERS)
+        per_agent = check_int("tickets_per_agent", tickets_per_agent, 1, MAX_TICKETS)
+        tickets = check_int("tickets_per_agent * n_agents", per_agent * n_agents, 1, MAX_TICKETS)
+        if not isinstance(recovery, bool):
+            raise ValueError(f"recovery must be a bool, not {recovery!r}")
+        if max_turns is None:
+            max_turns = TURNS_PER_TICKET * (per_agent + 1)  # a worker may be dealt a request sent again
+        limits = checked_settings(
+            render_mode, _METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+        )
+        source = case_source(cases, **({"tickets": tickets} if cases is None and tickets > 1 else {}))
+        self._seat(worker_names(n_agents), limits, render_mode, source)
+        self.game = RefundTeamGame(self.possible_agents, limits, log_key, recovery)
+
+    case_options = _CASE_OPTIONS
+
+    def _deal(self, case: Any) -> Mapping[str, Sequence[int]]:
+        assert self.np_random is not None  # _begin seeds it first
+        return deal_tickets(self.np_random, case, self.possible_agents)
+
+    def _case_fields(self) -> Mapping[str, Any]:
+        return refund_case_info(self.game.case)
+
+    def _contribution(self, agent: str) -> dict[str, Any]:
+        result = self.game.result
+        assert result is not None  # only called once the team is done
+        return result.workers[agent].as_dict()
+
+    def _final(self, agent: str) -> tuple[float, bool, bool, dict[str, Any]]:
+        reward, replied, truncated, info = super()._final(agent)
+        info["replied"] = replied
+        return reward, replied, truncated, info
+
+    def close(self) -> None:
+        return None
+
+
+class RefundTeamEnv(_RefundTeamSetup, TeamGateEnv):
+    """The AEC form: one worker acts at a time, in worker order, skipping workers that are done."""
+
+    metadata = {**_METADATA, "name": "refund_team_v0"}
+
+
+class RefundTeamParallelEnv(_RefundTeamSetup, TeamGateParallelEnv):
+    """The parallel form: all workers act each step, applied in a seeded random order."""
+
+    metadata = {**_METADATA, "name": "refund_team_v0"}
+
+
+raw_env = RefundTeamEnv
+
+
+def env(**kwargs: Any) -> OrderEnforcingWrapper:
+    """The AEC refund team environment, ``raw_env(**kwargs)`` in PettingZoo's ``OrderEnforcingWrapper``."""
+    return OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> RefundTeamParallelEnv:
+    """The parallel refund team environment."""
+    return RefundTeamParallelEnv(**kwargs)
+
+
+__all__ = ["RefundTeamEnv", "RefundTeamParallelEnv", "env", "parallel_env", "raw_env"]

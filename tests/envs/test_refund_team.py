@@ -1,0 +1,121 @@
+"""The refund team game: N workers, one queue, one provider, one lagging ledger, one log.
+
+PettingZoo's own checkers pass on both interfaces; races are real (two workers who
+read an empty ledger both pay, and the log says who paid second); claims coordinate;
+careful-claim is perfect on 200 seeds for 2 and 4 workers on both interfaces while
+careful without claims pays twice; replay of the shared log equals the live score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
+
+from batchgate_gym.app.team import run_team
+from batchgate_gym.desks.refund.team.replay import replay_team
+from batchgate_gym.envs import refund_team
+from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
+from batchgate_gym.policies.refund import TEAM_POLICIES
+
+
+@pytest.mark.parametrize("n_agents", [2, 4])
+def test_pettingzoo_checkers_pass_on_both_interfaces(n_agents: int) -> None:
+    api_test(refund_team.env(n_agents=n_agents), num_cycles=30)
+    parallel_api_test(refund_team.parallel_env(n_agents=n_agents, recovery=True), num_cycles=30)
+    seed_test(lambda: refund_team.env(n_agents=n_agents), num_cycles=10)
+    parallel_seed_test(lambda: refund_team.parallel_env(n_agents=n_agents))
+
+
+def _means(policy: str, n_agents: int, parallel: bool, seeds: int) -> tuple[float, int, list[Any]]:
+    results, _ = run_team(
+        TEAM_POLICIES[policy], range(seeds), parallel=parallel, desk="refund", n_agents=n_agents
+    )
+    mean = sum(r.reward for r in results) / len(results)
+    return mean, sum(r.metrics["duplicate_effects"] for r in results), results
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("n_agents", [2, 4])
+def test_claiming_careful_is_perfect_and_careful_without_claims_pays_twice(
+    n_agents: int, parallel: bool
+) -> None:
+    claim, claim_dups, _ = _means("careful-claim", n_agents, parallel, 200)
+    assert claim == 1.0 and claim_dups == 0
+    careful, careful_dups, _ = _means("careful", n_agents, parallel, 200)
+    assert careful < 0.99 and careful_dups > 0  # real double payments, not a scoring quirk
+    naive, _, _ = _means("naive", n_agents, parallel, 60)
+    refuse, _, _ = _means("refuse-all", n_agents, parallel, 60)
+    assert naive < refuse < careful
+
+
+def _env_with_one_request_for_both() -> Any:
+    env = refund_team.raw_env(n_agents=2, tickets_per_agent=1, cases=None)
+    for seed in range(200):
+        env.reset(seed=seed)
+        case = env.game.case
+        if case.expect.should_execute_new_refund and not case.tool_faults:
+            return env
+    raise AssertionError("no plain payable request in 200 seeds")
+
+
+def test_two_workers_reading_an_empty_ledger_both_pay_and_the_second_payer_is_named() -> None:
+    env = _env_with_one_request_for_both()
+    case = env.game.case
+    order, line = case.order.order_id, case.order.lines[0]
+    pay = f'issue_refund("{order}", {line.amount_cents}, "same-key", "owed", "{line.sku}")'
+    for action in (f'refund_history("{order}")', f'refund_history("{order}")', pay, pay):
+        env.step(f'lookup_order("{order}"); {action}')  # refund_0, refund_1, refund_0, refund_1
+    for _ in range(2):
+        env.step('reply("done")')
+    info = env.infos["refund_0"]
+    assert info["score"]["duplicate_effects"] == 1  # the same key did not protect across workers
+    assert env.infos["refund_0"]["contribution"]["duplicate_payments"] == 0
+    assert env.infos["refund_1"]["contribution"]["duplicate_payments"] == 1
+    assert env.infos["refund_1"]["contribution"]["duplicate_cents"] == line.amount_cents
+
+
+def test_a_claimed_order_refuses_a_colleagues_payment_and_logs_it() -> None:
+    env = _env_with_one_request_for_both()
+    case = env.game.case
+    order, line = case.order.order_id, case.order.lines[0]
+    env.step(f'claim_order("{order}")')
+    env.step(
+        f'claim_order("{order}"); issue_refund("{order}", {line.amount_cents}, "k", "owed", "{line.sku}")'
+    )
+    observation = env.observe("refund_1")["text"]
+    assert '"held"' in observation and "claimed by refund_0" in observation
+    assert env.game.world.payments == []
+    refused = [e for e in env.game.world.ledger.entries if e.action == "issue_refund"]
+    assert len(refused) == 1 and refused[0].executed is False and refused[0].args["agent"] == "refund_1"
+
+
+@pytest.mark.parametrize("policy", ["careful-claim", "careful", "naive"])
+def test_the_shared_log_replays_to_the_live_score_and_edits_are_refused(policy: str) -> None:
+    for seed in range(6):
+        raw = refund_team.raw_env(n_agents=3)
+        raw.reset(seed=seed)
+        policies = {agent: TEAM_POLICIES[policy]() for agent in raw.agents}
+        for agent, each in policies.items():
+            each.reset(raw.observe(agent)["text"], {})
+        while not raw.game.over:
+            agent = raw.agent_selection
+            raw.step(policies[agent].act(raw.observe(agent)["text"]))
+        info = raw.infos["refund_0"]
+        log = raw.export_log()
+        replayed = replay_team(raw.game.case, log, head=info["log_head"])
+        assert replayed.score.as_dict() == info["score"]
+        assert replayed.workers["refund_1"].as_dict() == raw.infos["refund_1"]["contribution"]
+        cut = rechain(log[:-3])
+        with pytest.raises(LogIntegrityError):
+            replay_team(raw.game.case, cut, head=info["log_head"])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_agents": 0}, {"n_agents": 9}, {"n_agents": 4, "tickets_per_agent": 5}, {"recovery": "yes"}],
+)
+def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        refund_team.env(**kwargs)
