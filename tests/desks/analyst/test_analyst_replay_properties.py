@@ -1,0 +1,95 @@
+"""Random and hostile play on the analyst desk: never an exception, rewards in [0, 1], and
+every genuine log replays to the live score while every single change to it is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from batchgate_gym.desks.analyst.replay import replay
+from batchgate_gym.desks.analyst.sources import split_cases
+from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.kernel.ledger import LogIntegrityError
+from batchgate_gym.testing import tampered_logs
+
+CASES = [c for c in split_cases("eval") if c.stores[0] in ("sqlite", "duckdb")]
+QUERIES = [
+    "SELECT count(*) AS n FROM orders",
+    "SELECT status, count(*) FROM orders GROUP BY status ORDER BY status",
+    "SELECT avg(score) AS avg_review_score FROM reviews",
+    "SELECT 42",
+    "DELETE FROM orders",
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM nope",
+    "SELECT repeat('x', 1000000000)",
+]
+STORE_NAMES = st.sampled_from(["sqlite", "duckdb", "lake", "files", "nowhere"])
+ANSWERS = st.one_of(
+    st.integers(-5, 5000),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.lists(st.sampled_from(["SP", "RJ", "MG", "x"]), max_size=4),
+    st.dictionaries(
+        st.sampled_from(["delivered_orders", "revenue", "avg_review_score", "x"]), st.integers(0, 99)
+    ),
+)
+
+
+@st.composite
+def actions(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["sql", "list", "describe", "submit", "decline", "junk"]))
+    if kind == "sql":
+        return json.dumps(
+            {
+                "name": "run_sql",
+                "arguments": {"store": draw(STORE_NAMES), "query": draw(st.sampled_from(QUERIES))},
+            }
+        )
+    if kind == "list":
+        return json.dumps({"name": "list_tables", "arguments": {"store": draw(STORE_NAMES)}})
+    if kind == "describe":
+        table = draw(st.sampled_from(["orders", "reviews", "nope"]))
+        return json.dumps(
+            {"name": "describe_table", "arguments": {"store": draw(STORE_NAMES), "table": table}}
+        )
+    if kind == "submit":
+        evidence = [
+            {"store": draw(STORE_NAMES), "query": q}
+            for q in draw(st.lists(st.sampled_from(QUERIES), max_size=3))
+        ]
+        answer = json.dumps(draw(ANSWERS)) if draw(st.booleans()) else draw(st.text(max_size=8))
+        return json.dumps(
+            {"name": "submit_answer", "arguments": {"answer": answer, "evidence": json.dumps(evidence)}}
+        )
+    if kind == "decline":
+        return 'decline(reason="no")'
+    return draw(st.text(max_size=40))
+
+
+@pytest.fixture(scope="module")
+def env():
+    made = AnalystDeskEnv(CASES, max_turns=6)
+    yield made
+    made.close()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    index=st.integers(0, len(CASES) - 1), plays=st.lists(actions(), min_size=1, max_size=6), data=st.data()
+)
+def test_random_play_replays_and_every_change_is_refused(env, index: int, plays: list[str], data) -> None:
+    env.reset(seed=index, options={"case_index": index})
+    for action in plays:
+        _, reward, terminated, truncated, info = env.step(action)
+        assert 0.0 <= reward <= 1.0
+        if terminated or truncated:
+            break
+    else:
+        return
+    case, log = CASES[index], env.export_log()
+    assert replay(case, log, head=info["log_head"]).as_dict() == info["score"]
+    _kind, changed = data.draw(tampered_logs(log))
+    with pytest.raises(LogIntegrityError):
+        replay(case, changed, head=info["log_head"])
