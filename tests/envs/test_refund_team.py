@@ -119,3 +119,80 @@ def test_the_shared_log_replays_to_the_live_score_and_edits_are_refused(policy: 
 def test_bad_arguments_are_refused_before_anything_is_built(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         refund_team.env(**kwargs)
+
+
+def _team_steps() -> Any:
+    from hypothesis import strategies as st
+
+    from batchgate_gym.desks.refund.testing import tool_calls
+    from batchgate_gym.kernel.codec import ToolCall
+
+    @st.composite
+    def draw(draw_: Any) -> tuple[int, int, bool, list[list[Any]]]:
+        seed, n_agents, recovery = (
+            draw_(st.integers(0, 10_000)),
+            draw_(st.integers(2, 4)),
+            draw_(st.booleans()),
+        )
+        raw = refund_team.raw_env(n_agents=n_agents)
+        raw.reset(seed=seed)
+        from batchgate_gym.desks.refund.testing import case_names
+
+        ids, skus, amounts = case_names(raw.game.case)
+        extra = st.one_of(
+            st.builds(lambda o: ToolCall("claim_order", {"order_id": o}), st.sampled_from(ids)),
+            st.builds(
+                lambda o, k: ToolCall("void_refund", {"order_id": o, "idempotency_key": k, "reason": "undo"}),
+                st.sampled_from(ids),
+                st.sampled_from(["k", "same"]),
+            ),
+        )
+        payments = [  # well-formed payments of every ticket's lines, under two shared keys
+            ToolCall(
+                "issue_refund",
+                {"order_id": t.order.order_id, "amount_cents": line.amount_cents, "idempotency_key": key}
+                | {"reason": "owed", "sku": line.sku},
+            )
+            for t in raw.game.case.tickets
+            for line in t.order.lines
+            for key in ("k", "same")
+        ]
+        calls = st.one_of(
+            tool_calls(ids, skus, amounts), extra, st.sampled_from(payments), st.sampled_from(payments)
+        )
+        steps = draw_(st.lists(st.lists(calls, min_size=1, max_size=3), min_size=1, max_size=16))
+        return seed, n_agents, recovery, steps
+
+    return draw()
+
+
+def test_any_team_play_replays_exactly_and_any_single_change_is_refused() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from batchgate_gym.desks.refund.testing import render_action
+    from batchgate_gym.testing import tampered_logs
+
+    @settings(max_examples=120, deadline=None)
+    @given(_team_steps(), st.data())
+    def check(drawn: Any, data: Any) -> None:
+        seed, n_agents, recovery, steps = drawn
+        raw = refund_team.raw_env(n_agents=n_agents, recovery=recovery)
+        raw.reset(seed=seed)
+        for position, calls in enumerate(steps):
+            if raw.game.over:
+                break
+            raw.step(render_action(calls, position % 2 == 1))
+        while not raw.game.over:
+            raw.step('reply("done")')
+        info, log = raw.infos["refund_0"], raw.export_log()
+        replayed = replay_team(raw.game.case, log, head=info["log_head"])
+        assert replayed.score.as_dict() == info["score"]
+        assert {w: p.as_dict() for w, p in replayed.workers.items()} == {
+            w: raw.infos[w]["contribution"] for w in raw.possible_agents
+        }
+        _, tampered = data.draw(tampered_logs(log))
+        with pytest.raises(LogIntegrityError):
+            replay_team(raw.game.case, tampered, head=info["log_head"])
+
+    check()

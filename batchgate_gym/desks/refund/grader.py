@@ -59,6 +59,7 @@ from typing import Any, ClassVar
 from batchgate_gym.kernel.episode import INVALID_ACTION
 from batchgate_gym.kernel.ledger import BEGIN_ACTION, SEAL_ACTION, LogEntry, canonical_json, entry_parts
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
+from batchgate_gym.kernel.team import AGENT_KEY
 
 from .cases import Line, RefundCase
 from .tools import REPLY_ACTION, VOID_ACTION
@@ -452,8 +453,10 @@ def _grade_default(case: RefundCase, calls: Sequence[_Call]) -> RefundScore:
 
 def _voided(calls: Sequence[_Call], payments: Sequence[Payment]) -> set[int]:
     """The payments (by index) that an executed ``void_refund`` took back: each void the
-    earliest earlier standing payment of its order and key, as the desk applies it."""
+    earliest earlier standing payment of its order and key (and, in a team, its worker),
+    as the desk applies it."""
     voided: set[int] = set()
+    caller = {c.position: c.args.get(AGENT_KEY) for c in calls}  # a team's keys are each worker's own
     for call in calls:
         if call.action != VOID_ACTION or not call.executed:
             continue
@@ -466,6 +469,7 @@ def _voided(calls: Sequence[_Call], payments: Sequence[Payment]) -> set[int]:
                 and p.position < call.position
                 and p.order_id == order_id
                 and p.idempotency_key == key
+                and caller.get(p.position) == caller[call.position]
             ),
             None,
         )

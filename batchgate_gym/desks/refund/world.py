@@ -387,11 +387,12 @@ class RefundWorld:
 
     def standing_payment(self, order_id: Any, key: Any) -> int | None:
         """The index of the payment a void of ``order_id`` and ``key`` takes back, if any."""
+        scoped = self.key_scope(key)  # a caller takes back only what its own key paid
         return next(
             (
                 i
-                for i, p in enumerate(self.payments)
-                if i not in self.voided and p.order_id == order_id and p.idempotency_key == key
+                for i, (p, (used, _)) in enumerate(zip(self.payments, self.used_keys, strict=True))
+                if i not in self.voided and p.order_id == order_id and used == scoped
             ),
             None,
         )
