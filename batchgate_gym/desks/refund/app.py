@@ -260,6 +260,7 @@ def _make() -> Desk:
                 row="dollars voided back (recovery)",
                 phrase="dollars voided back",
                 cents=True,
+                shown=False,  # nonzero only with recovery on: benchmarks/refund_knobs.py tabulates it
             ),
         ),
         headline_terms=("task_completed",),
