@@ -159,6 +159,9 @@ class Desk:
     # The action an assistant message without tool calls becomes in a chat (None: a
     # refused turn with a nudge); a desk whose episodes end on a plain reply maps it.
     chat_no_tool_call: Callable[[str], str] | None = None
+    # Fields of an episode's final info that its row of a JSON report carries (the analyst
+    # desk's level and store), beside the family.
+    case_fields: tuple[str, ...] = ()
 
     @property
     def shown_metrics(self) -> tuple[Metric, ...]:
@@ -259,7 +262,8 @@ def _discover() -> None:
     _DISCOVERED = True
     import batchgate_gym.desks as package
 
-    for module in pkgutil.iter_modules(package.__path__):
+    # The gate, the default desk, first; then the others by name.
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: (m.name != "gate", m.name)):
         if not module.ispkg:
             continue
         hook = f"{package.__name__}.{module.name}.app"

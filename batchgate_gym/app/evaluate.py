@@ -222,7 +222,7 @@ def run_episode(
         terminated=terminated,
         truncated=truncated,
         seed=reset_kwargs.get("seed"),
-        case_fields={name: info[name] for name in getattr(desk, "case_fields", ()) if name in info},
+        case_fields={name: info[name] for name in desk.case_fields if name in info},
         **desk.episode_fields(info),
     )
 

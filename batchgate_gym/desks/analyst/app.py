@@ -10,17 +10,9 @@ functions, so naming the desk costs nothing until a command plays it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from batchgate_gym.app.desks import Desk, Metric, cases_drawn, register
-
-
-@dataclass(frozen=True)
-class AnalystDeskRecord(Desk):
-    """The registry's record, plus the final-info fields each per-case report row carries."""
-
-    case_fields: tuple[str, ...] = ("level", "store")
 
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
@@ -67,7 +59,7 @@ def _make() -> Desk:
     from .generator.splits import SPLITS
     from .grader import TERMS, WEIGHTS
 
-    return AnalystDeskRecord(
+    return Desk(
         name="analyst",
         description=_DESCRIPTION,
         env_id=ENV_ID,
@@ -99,6 +91,7 @@ def _make() -> Desk:
         attack_target="careful",
         attack_kind=_kind,
         bench=_bench,
+        case_fields=("level", "store"),
     )
 
 
