@@ -39,9 +39,10 @@ by ``deserialize`` with the same schema cookie keeps every cached statement, com
 against the old tables' pages, and such a statement would read whatever table now
 lives on those pages. So every statement the guard runs for an agent is keyed by the
 schema it is compiled against: its text carries the digest of the schema as SQLite
-holds it (names, root pages, definitions), read afresh after every replacement. A
-statement is reused only over an identical schema; any other schema gets a new text,
-prepared afresh under the authorizer. What the authorizer said of a reused statement
+holds it (names, root pages, definitions), read again after every replacement (or
+handed over with the image, read when the image was made). A statement is reused
+only over an identical schema; any other schema gets a new text, prepared afresh
+under the authorizer. What the authorizer said of a reused statement
 (that it is a SELECT) is remembered per keyed text; forgetting it expires every
 prepared statement, so each is authorized again before it next runs.
 """
