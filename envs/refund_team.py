@@ -52,7 +52,7 @@ from batchgate_gym.desks.refund.sources import case_source
 from batchgate_gym.desks.refund.team import RefundTeamGame, deal_tickets, worker_names
 
 from .refund import TURNS_PER_TICKET, refund_case_info
-from .team import TeamGateEnv, TeamGateParallelEnv, _TeamSetup
+from .team import TeamGateEnv, TeamGateParallelEnv, TeamSetup
 from .text_env import checked_settings
 
 MAX_WORKERS = 8
@@ -63,7 +63,7 @@ _CASE_OPTIONS = frozenset(
 _METADATA: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
 
 
-class _RefundTeamSetup(_TeamSetup):
+class _RefundTeamSetup(TeamSetup):
     """The refund team's arguments, game, deal and final info; the turn logic is the shared one."""
 
     game: RefundTeamGame  # type: ignore[assignment]  # the refund desk's game in the gate's seat

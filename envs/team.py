@@ -93,8 +93,12 @@ def _is_probability(value: object) -> bool:
     return value <= 1 and not value < 0  # numbers.Real declares only < and <=
 
 
-class _TeamSetup:
-    """What both interfaces share: arguments, spaces, seeding, dealing, transcript."""
+class TeamSetup:
+    """What both interfaces share: arguments, spaces, seeding, dealing, transcript.
+
+    Public so that another desk's team game (the refund workers') can take the same
+    turn logic: it overrides the arguments, ``_deal``, ``case_options`` and the final
+    info's ``_case_fields`` and ``_contribution``."""
 
     waiting_text = "You have reported; waiting for the other agents to finish."
 
@@ -226,7 +230,7 @@ class _TeamSetup:
         self.game.world.conn.close()
 
 
-class TeamGateEnv(_TeamSetup, AECEnv):
+class TeamGateEnv(TeamSetup, AECEnv):
     """The AEC form: one agent acts at a time, in agent order, skipping agents that are done."""
 
     metadata = {**_METADATA, "name": "batchgate_team_v0"}
@@ -271,7 +275,7 @@ class TeamGateEnv(_TeamSetup, AECEnv):
         raise RuntimeError("no agent left to act while the game is not over")
 
 
-class TeamGateParallelEnv(_TeamSetup, ParallelEnv):
+class TeamGateParallelEnv(TeamSetup, ParallelEnv):
     """The parallel form: all agents act each step, applied in a seeded random order."""
 
     metadata = {**_METADATA, "name": "batchgate_team_v0"}
@@ -324,4 +328,4 @@ def parallel_env(**kwargs: Any) -> TeamGateParallelEnv:
     return TeamGateParallelEnv(**kwargs)
 
 
-__all__ = ["TeamGateEnv", "TeamGateParallelEnv", "env", "parallel_env", "raw_env"]
+__all__ = ["TeamGateEnv", "TeamGateParallelEnv", "TeamSetup", "env", "parallel_env", "raw_env"]
