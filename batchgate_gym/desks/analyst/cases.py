@@ -78,7 +78,7 @@ class AnalystCase:
         return hashlib.sha256(canonical_json(case_to_dict(self)).encode("ascii")).hexdigest()
 
 
-def _data_dict(spec: DataSpec) -> dict[str, Any]:
+def data_dict(spec: DataSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"seed": spec.seed, "scale": spec.scale}
     if spec.cutoff is not None:
         out["cutoff"] = spec.cutoff.isoformat()
@@ -97,7 +97,7 @@ def case_to_dict(case: AnalystCase) -> dict[str, Any]:
         "family": case.family,
         "level": case.level,
         "stores": list(case.stores),
-        "data": _data_dict(case.data),
+        "data": data_dict(case.data),
         "params": dict(case.params),
         "question": case.question,
         "answer_type": case.answer_type,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..canonical import canonical_tables
+from ..cases import data_dict
 from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
 from ..questions import BY_ID, CROSS_STORES, LEVELS, Template, months_before, of_level
 from ..reference import reference
@@ -100,14 +101,12 @@ def build_case(
     if chosen.level == 6 and spec.cutoff is not None:
         m1, m2 = months_before(spec.cutoff)
         params = {"cutoff": spec.cutoff.isoformat(), "m1": m1, "m2": m2}
-    from ..cases import _data_dict
-
     return {
         "case_id": case_id or f"procedural-{seed}",
         "family": chosen.id,
         "level": chosen.level,
         "stores": list(stores),
-        "data": _data_dict(spec),
+        "data": data_dict(spec),
         "params": params,
         "question": chosen.question(params),
         "answer_type": chosen.answer,
