@@ -13,6 +13,8 @@ exported log and closing the world.
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -117,7 +119,17 @@ def checked_settings(
 
 
 def text_space(max_length: int) -> AsciiText:
-    """A ``Text`` space over the observation charset (printable ASCII, tab, newline)."""
+    """A ``Text`` space over the observation charset (printable ASCII, tab, newline).
+
+    A shallow copy of one never-sampled space per length: the character tables (about
+    14 KB, two spaces an env) are read-only and shared, while each copy seeds its own
+    generator on first use, as a new space would.
+    """
+    return copy.copy(_space_template(max_length))
+
+
+@functools.cache
+def _space_template(max_length: int) -> AsciiText:
     return AsciiText(max_length, min_length=0, charset=OBSERVATION_CHARSET)
 
 

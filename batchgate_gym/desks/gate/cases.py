@@ -9,6 +9,7 @@ file, the line and the field, never with a KeyError deep inside an episode.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import operator
 import os
 import re
@@ -228,12 +229,16 @@ def _citations(data: Any, table: str, where: str, path: str) -> tuple[Citation, 
 
 
 def _rows(data: Any, table: str, where: str, path: str) -> tuple[tuple[str, ...], ...]:
-    # Procedural cases pass through here on every reset: rows that are plainly right
-    # take one key comparison and one type scan; only a wrong row is examined closely.
+    # Procedural cases and big batches pass through here: rows that are all plainly right
+    # are checked in a few passes that run in C (keys, then every cell's type); any other
+    # list is walked row by row, and only a wrong row is examined closely.
+    items = _expect(data, list, where, path)
+    plain = _plain_rows(items, table)
+    if plain is not None:
+        return plain
     columns = TABLE_COLUMNS[table]
     expected_keys = _KEY_SETS[table]
     cells_of = _CELL_GETTERS[table]
-    items = _expect(data, list, where, path)
     out = []
     for i, row in enumerate(items):
         if type(row) is dict and row.keys() == expected_keys:
@@ -243,6 +248,23 @@ def _rows(data: Any, table: str, where: str, path: str) -> tuple[tuple[str, ...]
                 continue
         out.append(_checked_row(row, columns, where, f"{path}[{i}]"))
     return tuple(out)
+
+
+def _plain_rows(items: list[Any], table: str) -> tuple[tuple[str, ...], ...] | None:
+    """The rows' cells if every row is a dict of exactly the table's columns holding
+    strings, else None."""
+    if set(map(type, items)) - _DICT_ONLY:
+        return None
+    if not all(map(operator.eq, map(dict.keys, items), itertools.repeat(_KEY_SETS[table]))):
+        return None
+    rows = tuple(map(_CELL_GETTERS[table], items))
+    if set(map(type, itertools.chain.from_iterable(rows))) - _STR_ONLY:
+        return None
+    return rows
+
+
+_DICT_ONLY = frozenset({dict})
+_STR_ONLY = frozenset({str})
 
 
 def _checked_row(row: Any, columns: tuple[str, ...], where: str, path: str) -> tuple[str, ...]:

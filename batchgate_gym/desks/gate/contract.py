@@ -8,7 +8,7 @@ agents read.
 
 from __future__ import annotations
 
-import copy
+import json
 from typing import Any, Final
 
 WINDOW_START: Final = "2026-09-01"
@@ -64,5 +64,13 @@ _CONTRACT: Final[dict[str, Any]] = {
 
 
 def contract() -> dict[str, Any]:
-    """A fresh copy of the contract, safe for the caller to modify."""
-    return copy.deepcopy(_CONTRACT)
+    """A fresh copy of the contract, safe for the caller to modify.
+
+    Read back from its JSON text: the contract holds only JSON values (strings, ints,
+    lists, objects), so this is the same copy ``copy.deepcopy`` makes, made in C.
+    """
+    copied: dict[str, Any] = json.loads(_CONTRACT_JSON)
+    return copied
+
+
+_CONTRACT_JSON: Final = json.dumps(_CONTRACT)

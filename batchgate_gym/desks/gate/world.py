@@ -13,7 +13,9 @@ reset only deserializes the image into the world's long-lived connection.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +25,6 @@ from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
 from batchgate_gym.kernel.plain import frozen
 from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, schema_key
 from batchgate_gym.kernel.sqlite_image import (
-    connection_from,
     open_connection,
     restore,
     schema_image,
@@ -80,11 +81,19 @@ class PreparedCase:
 
     case: Case
     image: bytes
-    inserts: dict[str, list[tuple[Any, ...]]]
     listing: Mapping[str, Any]  # read-only: every world of this case hands it out
     reference_mart: float  # the mart had every clean batch been loaded once, customers first
     schema: SchemaKey | None = None  # the image's schema as a guard reads it, read once
     _profiles: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    _inserts: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+
+    def inserts(self, batch: StagingBatch) -> list[tuple[Any, ...]]:
+        """The rows the loader writes for ``batch`` (amounts as it stores them), made on
+        its first load: a batch never loaded is never converted."""
+        rows = self._inserts.get(batch.batch_id)
+        if rows is None:
+            rows = self._inserts[batch.batch_id] = warehouse_rows(batch.table, batch.rows)
+        return rows
 
     def profile(self, batch: StagingBatch) -> Mapping[str, Any]:
         """The batch's column profile, made on first use; read-only, as every world shares it."""
@@ -116,7 +125,29 @@ def _page_size(case: Case) -> str:
 
 
 def _build(case: Case) -> PreparedCase:
-    conn = connection_from(schema_image((_page_size(case), *_SCHEMA)))
+    conn = _builder()
+    try:
+        return _build_on(conn, case)
+    finally:
+        conn.deserialize(schema_image(_SCHEMA))  # let go of the case's rows now
+
+
+def _builder() -> sqlite3.Connection:
+    """This thread's connection for building images (opening one costs more than a
+    small case's whole image), with the loader's amount function for the reference."""
+    held = getattr(_BUILDERS, "held", None)
+    if held is None or held[0] != os.getpid():  # a forked child opens its own
+        conn = open_connection()
+        conn.create_function("loader_amount", 1, loader_amount, deterministic=True)
+        held = _BUILDERS.held = (os.getpid(), conn)
+    return held[1]
+
+
+_BUILDERS = threading.local()
+
+
+def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
+    conn.deserialize(schema_image((_page_size(case), *_SCHEMA)))
     with transaction(conn):
         conn.executemany(_INSERT["customers"], case.customers)
         conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
@@ -127,15 +158,7 @@ def _build(case: Case) -> PreparedCase:
             conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
     image = stamped_image(conn)
     schema = schema_key(conn)
-    inserts = {batch.batch_id: warehouse_rows(batch.table, batch.rows) for batch in case.batches}
-    # The grader's reference, on the connection that is still open: load every clean
-    # batch once, customers first, and read the mart.
-    for table in ("customers", "orders"):
-        for batch in case.batches:
-            if batch.table == table and not batch.truth.defective:
-                conn.executemany(_INSERT[table], inserts[batch.batch_id])
-    reference = mart_usd(conn)
-    conn.close()
+    reference = _reference_mart(conn, case)
     listing = frozen(
         {
             "batches": [
@@ -150,7 +173,32 @@ def _build(case: Case) -> PreparedCase:
             ]
         }
     )
-    return PreparedCase(case, image, inserts, listing, reference, schema)
+    return PreparedCase(case, image, listing, reference, schema)
+
+
+def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
+    """The grader's reference, on the build connection that is still open: every clean
+    batch loaded once, customers first, and the mart read.
+
+    The rows go in from the staging tables, in their order and through the loader's own
+    :func:`loader_amount` (registered on the build connection only, never on a world's), so the warehouse holds what :meth:`GateWorld.insert` would put
+    there, row for row, without converting them in Python first.
+    """
+    for table in ("customers", "orders"):
+        for batch in case.batches:
+            if batch.table == table and not batch.truth.defective:
+                conn.execute(_FROM_STAGING[table].format(staging=batch.staging_table))
+    return mart_usd(conn)
+
+
+_FROM_STAGING = {
+    "customers": 'INSERT INTO wh_customers SELECT {columns} FROM "{{staging}}" ORDER BY rowid'.format(
+        columns=", ".join(TABLE_COLUMNS["customers"])
+    ),
+    "orders": 'INSERT INTO wh_orders SELECT {columns} FROM "{{staging}}" ORDER BY rowid'.format(
+        columns=", ".join(f"loader_amount({c})" if c == "amount" else c for c in ORDER_COLUMNS)
+    ),
+}
 
 
 def mart_usd(conn: sqlite3.Connection) -> float:
@@ -325,7 +373,7 @@ class GateWorld:
     def insert(self, batch: StagingBatch) -> None:
         """The loader itself: every row goes in, whatever it holds."""
         with transaction(self.conn):
-            self.conn.executemany(_INSERT[batch.table], self.prepared_case.inserts[batch.batch_id])
+            self.conn.executemany(_INSERT[batch.table], self.prepared_case.inserts(batch))
         self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
 
     def orphans_now(self, batch: StagingBatch) -> int:
