@@ -40,6 +40,7 @@ Script = Generator[str, str, None]
 _STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files): ", re.MULTILINE)
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
+_TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"
 
 
 def submit(answer: Any, evidence: list[dict[str, str]]) -> str:
@@ -64,6 +65,7 @@ class ScriptedAnalyst:
         found = _QUESTION.search(observation)
         self.question = found.group(1).strip() if found else ""
         self.reading = read_question(self.question)
+        self.tpch = self.question.startswith("TPC-H")
         self._script: Script | None = self.script()
         self._started = False
 
@@ -150,10 +152,10 @@ class AnswerEverything(ScriptedAnalyst):
     def script(self) -> Script:
         yield from self.look()
         if self.reading is None or self.reading.kind in DECLINE:
-            store = self.stores[0]
-            observation = yield action(call("run_sql", store=store, query=_TOTAL))
+            store, total = self.stores[0], _TPCH_TOTAL if self.tpch else _TOTAL
+            observation = yield action(call("run_sql", store=store, query=total))
             value = result_of(observation, "run_sql")["rows"][0][0]
-            yield submit(value, [{"store": store, "query": _TOTAL}])
+            yield submit(value, [{"store": store, "query": total}])
             return
         answer, evidence = yield from self.solve(self.reading)
         yield submit(answer, evidence)
@@ -226,7 +228,9 @@ class ForeignEvidence(_Altered):
     def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
         store = evidence[-1]["store"]
         table = (
-            "products"
+            "partsupp"
+            if self.tpch
+            else "products"
             if store == "lake"
             else "sellers"
             if store != "sqlite" or len(self.stores) == 1
@@ -242,7 +246,7 @@ class Guess(ScriptedAnalyst):
 
     def script(self) -> Script:
         store = self.stores[0]
-        table = "products" if store == "lake" else "orders"
+        table = "products" if store == "lake" and not self.tpch else "orders"
         observation = yield action(call("describe_table", store=store, table=table))
         rows = result_of(observation, "describe_table").get("rows", 0)
         query = f"SELECT count(*) AS n FROM {table}"

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .tpch_sql import TPCH_DECLINE, TPCH_PATTERNS, tpch_answer, tpch_solution
+
 PAGE = 50  # rows a query returns at most
 
 
@@ -24,6 +26,7 @@ class Reading:
 
 
 _PATTERNS: tuple[tuple[str, str], ...] = (
+    *TPCH_PATTERNS,
     ("count-status", r"How many orders have status '(?P<status>\w+)'"),
     ("avg-installments", r"installments over payment rows with method '(?P<method>\w+)'"),
     ("seller-freight", r"sold by seller '(?P<seller>\w+)'"),
@@ -41,7 +44,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("month-report", r"orders purchased in (?P<month>\d{4}-\d{2}) \(YYYY-MM\)"),
     ("delivery-change", r"purchased\s+in (?P<m1>\d{4}-\d{2}) and those purchased in (?P<m2>\d{4}-\d{2})"),
 )
-DECLINE = ("profit", "causal", "market-share")
+DECLINE = ("profit", "causal", "market-share", *TPCH_DECLINE)
 CROSS = ("category-revenue", "seller-state-items")
 
 
@@ -50,7 +53,7 @@ def read_question(text: str) -> Reading | None:
     for kind, pattern in _PATTERNS:
         found = re.search(pattern, text)
         if found:
-            params = {k: int(v) if k == "k" else v for k, v in found.groupdict().items()}
+            params = {k: int(v) if k in ("k", "quantity") else v for k, v in found.groupdict().items()}
             return Reading(kind, params)
     return None
 
@@ -71,6 +74,9 @@ ITEMS = f"order_items i JOIN orders o ON o.order_id = i.order_id WHERE {DELIVERE
 
 def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
     """One query whose result holds the answer (templates answered from one store)."""
+    tpch = tpch_solution(kind, p)
+    if tpch is not None:
+        return tpch
     if kind == "count-status":
         return f"SELECT count(*) AS orders FROM orders WHERE status = '{p['status']}' AND order_id NOT LIKE 'TEST%'"
     if kind == "avg-installments":
@@ -150,6 +156,8 @@ def cross_query(kind: str, ids: Sequence[str]) -> str:
 
 def answer_from(kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
     """The answer a solution's result holds."""
+    if kind.startswith("tpch-") and kind not in ("tpch-forecast-revenue", "tpch-promotion-effect"):
+        return tpch_answer(kind, [list(row) for row in rows])
     if kind in ("top-states", "delivery-change"):
         return [row[0] for row in rows]
     if kind == "top-sellers":

@@ -11,6 +11,10 @@ place, so two processes building the same dataset never see half a copy.
 * ``files/``: raw files, ``orders``, ``order_items`` and ``payments`` as CSV, the
   rest as newline-delimited JSON;
 * ``duckdb/store.duckdb``: a DuckDB database holding the tables.
+
+A TPC-H dataset (level 7) is written by its generator (:mod:`.tpch`): the
+canonical and lake Parquet and the raw CSV files (every table) come from it, the
+DuckDB database and the SQLite image from its typed tables.
 """
 
 from __future__ import annotations
@@ -25,10 +29,21 @@ from pathlib import Path
 
 import polars as pl
 
+from . import tpch
 from .market import TABLES, DataSpec, generate
 
 CSV_TABLES = ("orders", "order_items", "payments")
 KINDS = ("canonical", "lake", "files", "duckdb")
+
+
+def table_names(spec: DataSpec) -> tuple[str, ...]:
+    """The tables of ``spec``'s dataset: the marketplace's seven or TPC-H's eight."""
+    return tpch.TPCH_TABLES if spec.tpch is not None else TABLES
+
+
+def csv_tables(spec: DataSpec) -> tuple[str, ...]:
+    """The tables the ``files`` store reads as CSV (the rest are newline-delimited JSON)."""
+    return tpch.TPCH_TABLES if spec.tpch is not None else CSV_TABLES
 
 
 def cache_root() -> Path:
@@ -40,7 +55,10 @@ def cache_root() -> Path:
 
 @functools.lru_cache(maxsize=8)
 def tables_of(spec: DataSpec) -> dict[str, pl.DataFrame]:
-    """The dataset's tables, generated once per process (the few most recent kept)."""
+    """The dataset's tables, generated once per process (the few most recent kept); TPC-H's typed."""
+    if spec.tpch is not None:
+        folder = dataset_dir(spec, "canonical")
+        return {name: tpch.typed(pl.read_parquet(folder / f"{name}.parquet")) for name in tpch.TPCH_TABLES}
     return generate(spec)
 
 
@@ -50,8 +68,18 @@ def dataset_dir(spec: DataSpec, kind: str) -> Path:
         raise ValueError(f"unknown copy {kind!r}")
     target = cache_root() / spec.key() / kind
     if not target.is_dir():
-        _build_atomically(target, functools.partial(_WRITERS[kind], tables_of(spec)))
+        _build_atomically(target, _writer(spec, kind))
     return target
+
+
+def _writer(spec: DataSpec, kind: str) -> Callable[[Path], None]:
+    if spec.tpch is None:
+        return functools.partial(_WRITERS[kind], tables_of(spec), TABLES)
+    if kind in ("canonical", "lake"):
+        return functools.partial(tpch.generate, spec.tpch, "parquet")
+    if kind == "files":
+        return functools.partial(tpch.generate, spec.tpch, "csv")
+    return functools.partial(_write_duckdb, tables_of(spec), tpch.TPCH_TABLES)
 
 
 def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
@@ -70,13 +98,13 @@ def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _write_parquet(tables: dict[str, pl.DataFrame], into: Path) -> None:
-    for name in TABLES:
+def _write_parquet(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
+    for name in names:
         tables[name].write_parquet(into / f"{name}.parquet")
 
 
-def _write_files(tables: dict[str, pl.DataFrame], into: Path) -> None:
-    for name in TABLES:
+def _write_files(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
+    for name in names:
         frame = tables[name]
         if name in CSV_TABLES:
             frame.write_csv(into / f"{name}.csv", null_value="")
@@ -84,12 +112,12 @@ def _write_files(tables: dict[str, pl.DataFrame], into: Path) -> None:
             frame.write_ndjson(into / f"{name}.json")
 
 
-def _write_duckdb(tables: dict[str, pl.DataFrame], into: Path) -> None:
+def _write_duckdb(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(into / "store.duckdb"))
     try:
-        for name in TABLES:
+        for name in names:
             arrow = tables[name].to_arrow()  # noqa: F841 - named in the statement below
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM arrow")
         con.execute("CHECKPOINT")
@@ -97,7 +125,7 @@ def _write_duckdb(tables: dict[str, pl.DataFrame], into: Path) -> None:
         con.close()
 
 
-_WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], Path], None]] = {
+_WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], Path], None]] = {
     "canonical": _write_parquet,
     "lake": _write_parquet,
     "files": _write_files,
@@ -108,7 +136,16 @@ _WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], Path], None]] = {
 def canonical_tables(spec: DataSpec) -> dict[str, pl.DataFrame]:
     """The canonical copy, read back from its Parquet files (what the references use)."""
     folder = dataset_dir(spec, "canonical")
-    return {name: pl.read_parquet(folder / f"{name}.parquet") for name in TABLES}
+    return {name: pl.read_parquet(folder / f"{name}.parquet") for name in table_names(spec)}
 
 
-__all__ = ["CSV_TABLES", "KINDS", "cache_root", "canonical_tables", "dataset_dir", "tables_of"]
+__all__ = [
+    "CSV_TABLES",
+    "KINDS",
+    "cache_root",
+    "canonical_tables",
+    "csv_tables",
+    "dataset_dir",
+    "table_names",
+    "tables_of",
+]

@@ -1,7 +1,8 @@
 """Analyst cases: one question over one dataset in one store (two at level 4), checked field by field.
 
 A case names its dataset by what the rows are a function of (``data``: seed, scale,
-and at level 6 the snapshot date and the declared change), the store(s) the agent
+and at level 6 the snapshot date and the declared change; at level 7 the TPC-H
+scale factor alone, ``{"tpch": 0.01}``), the store(s) the agent
 queries, the question with its parameters, and what the grader needs: the answer
 type, the tolerance, the tables the answer depends on, whether the data can answer
 it, and the reference answer (computed by :mod:`.reference` when the case was made).
@@ -27,6 +28,7 @@ from batchgate_gym.kernel.plain import frozen
 from .market import Change, DataSpec, check_scale
 from .questions import BY_ID
 from .stores import STORES
+from .tpch import check_sf
 
 CASE_KEYS = (
     "case_id",
@@ -79,6 +81,8 @@ class AnalystCase:
 
 
 def data_dict(spec: DataSpec) -> dict[str, Any]:
+    if spec.tpch is not None:
+        return {"tpch": spec.tpch}
     out: dict[str, Any] = {"seed": spec.seed, "scale": spec.scale}
     if spec.cutoff is not None:
         out["cutoff"] = spec.cutoff.isoformat()
@@ -150,6 +154,13 @@ def _date(read: _Reader, value: Any, field: str) -> dt.date:
 
 def _data(read: _Reader, obj: Mapping[str, Any]) -> DataSpec:
     data = read.get(obj, "data", dict)
+    if "tpch" in data:
+        if set(data) != {"tpch"}:
+            raise read.fail("data", 'a TPC-H dataset is named by its scale factor alone: {"tpch": sf}')
+        try:
+            return DataSpec(0, 0, tpch=check_sf(read.get(data, "tpch", (int, float), "data.")))
+        except ValueError as exc:
+            raise read.fail("data.tpch", str(exc)) from None
     extra = set(data) - {"seed", "scale", "cutoff", "change"}
     if extra:
         raise read.fail("data", f"unknown keys {sorted(extra)}")

@@ -64,8 +64,11 @@ class DataSpec:
     scale: int
     cutoff: dt.date | None = None
     change: Change | None = None
+    tpch: float | None = None  # level 7: a TPC-H scale factor (then seed and scale are 0)
 
     def key(self) -> str:
+        if self.tpch is not None:
+            return f"tpch-sf{self.tpch:g}"
         parts = [str(self.seed), str(self.scale), str(self.cutoff or "-")]
         if self.change is not None:
             parts.append(f"{self.change.state}+{self.change.days}@{self.change.start}")

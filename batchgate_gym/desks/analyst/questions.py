@@ -1,4 +1,4 @@
-"""The question templates: levels 1 to 6, each with its conventions, answer type and tolerance.
+"""The question templates: levels 1 to 7, each with its conventions, answer type and tolerance.
 
 A template is a sentence with parameters drawn from the data (a status, a seller, a
 month) and the conventions that decide how the dirt is treated, stated in the
@@ -14,47 +14,25 @@ Tolerances are absolute: counts exact, money to 0.01, ratios to 0.0001, averages
 to 0.001. A template names the tables its answer depends on; the evidence must read
 them all. Level 4 splits the data over two stores (orders in ``sqlite``, the
 catalog in ``lake``); level 6 questions come with a snapshot date and compare two
-months.
+months; level 7 asks TPC-H's classic questions (:mod:`.tpch_questions`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-COUNT, MONEY, RATIO, MEAN = 0.0, 0.01, 0.0001, 0.001
+from .template import COUNT, MEAN, MONEY, RATIO, Template
+from .tpch_questions import TPCH_TEMPLATES
+
 TEST_RULE = "Test orders (order_id starting with 'TEST') do not count."
 REVENUE_RULE = "Revenue is the sum of item price; freight is not revenue."
 CROSS_STORES = ("sqlite", "lake")
 CATALOG = ("products", "sellers")  # in the lake at level 4; everything else in sqlite
-
-Draw = Callable[[np.random.Generator, Mapping[str, pl.DataFrame]], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Template:
-    """One kind of question: its text, answer type, tolerance and the tables it needs."""
-
-    id: str
-    level: int
-    answer: str
-    text: str
-    depends: tuple[str, ...] = ()
-    tolerance: float = COUNT
-    metrics: Mapping[str, float] = field(default_factory=dict)  # report: metric id -> tolerance
-    draw: Draw = lambda rng, tables: {}
-
-    @property
-    def answerable(self) -> bool:
-        return self.answer != "decline"
-
-    def question(self, params: Mapping[str, Any]) -> str:
-        return self.text.format(**params)
 
 
 def _pick(rng: np.random.Generator, values: Any) -> Any:
@@ -280,6 +258,7 @@ TEMPLATES: tuple[Template, ...] = (
         "Which states changed? Answer the state codes as a list in alphabetical order.",
         ("orders", "customers"),
     ),
+    *TPCH_TEMPLATES,
 )
 
 BY_ID: Mapping[str, Template] = {t.id: t for t in TEMPLATES}

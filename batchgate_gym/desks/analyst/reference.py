@@ -14,6 +14,8 @@ from typing import Any
 
 import polars as pl
 
+from .tpch_reference import TPCH_REFERENCES
+
 Tables = Mapping[str, pl.DataFrame]
 
 _NOT_TEST = ~pl.col("order_id").str.starts_with("TEST")
@@ -152,6 +154,7 @@ REFERENCES: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
     "seller-state-items": seller_state_items,
     "month-report": month_report,
     "delivery-change": delivery_change,
+    **TPCH_REFERENCES,
 }
 
 

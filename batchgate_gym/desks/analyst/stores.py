@@ -43,8 +43,8 @@ import polars as pl
 from batchgate_gym.kernel import sqlite_image
 from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused, clean_query
 
-from .canonical import CSV_TABLES, dataset_dir, tables_of
-from .market import TABLES, DataSpec
+from .canonical import csv_tables, dataset_dir, table_names, tables_of
+from .market import DataSpec
 
 STORES = ("sqlite", "duckdb", "lake", "files")
 MAX_ROWS = 50
@@ -135,9 +135,10 @@ def _columns(frame: pl.DataFrame, types: dict[Any, str]) -> list[tuple[str, str]
 
 
 @functools.lru_cache(maxsize=16)
-def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] = TABLES) -> bytes:
-    """The dataset's ``visible`` tables as a serialized SQLite database, built once per process."""
+def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] | None = None) -> bytes:
+    """The dataset's ``visible`` tables (all by default) as a serialized SQLite database, built once per process."""
     tables = tables_of(spec)
+    visible = table_names(spec) if visible is None else visible
     conn = sqlite_image.open_connection()
     try:
         with sqlite_image.transaction(conn):
@@ -158,7 +159,7 @@ class SqliteStore:
     name = "sqlite"
 
     def __init__(
-        self, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
+        self, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
         budget = SQLITE_BUDGET if seconds is None else SqlBudget(SQLITE_BUDGET.max_steps, max_seconds=seconds)
         try:
@@ -209,11 +210,11 @@ def _literal(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame) -> str:
+def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame, as_csv: bool) -> str:
     if kind == "lake":
         return f"read_parquet({_literal(folder / f'{name}.parquet')})"
     cols = "{" + ", ".join(f"'{c}': '{t}'" for c, t in _columns(frame, _DUCK_TYPES)) + "}"
-    if name in CSV_TABLES:
+    if as_csv:
         return f"read_csv({_literal(folder / f'{name}.csv')}, header=true, columns={cols}, nullstr='')"
     return f"read_json({_literal(folder / f'{name}.json')}, format='newline_delimited', columns={cols})"
 
@@ -222,13 +223,13 @@ class DuckStore:
     """A DuckDB connection over the dataset: its database file, its lake or its raw files."""
 
     def __init__(
-        self, kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
+        self, kind: str, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
         import duckdb
 
         self.seconds = DUCK_SECONDS if seconds is None else seconds
         self.name = kind
-        self.visible = visible
+        self.visible = table_names(spec) if visible is None else visible
         self._duckdb = duckdb
         try:
             self.folder = dataset_dir(spec, "duckdb" if kind == "duckdb" else kind)
@@ -250,11 +251,10 @@ class DuckStore:
         if kind == "duckdb":
             return duckdb.connect(str(self.folder / "store.duckdb"), read_only=True, config=_duck_config())
         con = duckdb.connect(":memory:", config=_duck_config())
-        tables = tables_of(spec)
+        tables, as_csv = tables_of(spec), csv_tables(spec)
         for name in self.visible:
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT * FROM {_view_source(kind, self.folder, name, tables[name])}"
-            )
+            source = _view_source(kind, self.folder, name, tables[name], name in as_csv)
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM {source}")
         return con
 
     def _lock(self) -> None:
@@ -398,7 +398,7 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def open_store(
-    kind: str, spec: DataSpec, visible: tuple[str, ...] = TABLES, seconds: float | None = None
+    kind: str, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
 ) -> Store:
     """A fresh store of ``kind`` over ``spec``'s ``visible`` tables; :class:`StoreFailure` if it cannot start.
 
@@ -406,7 +406,7 @@ def open_store(
     """
     if kind == "sqlite":
         return SqliteStore(spec, visible, seconds)
-    if kind == "duckdb" and visible != TABLES:
+    if kind == "duckdb" and visible not in (None, table_names(spec)):
         raise ValueError("the duckdb store serves every table of its dataset")
     if kind in STORES:
         return DuckStore(kind, spec, visible, seconds)

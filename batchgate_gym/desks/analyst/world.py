@@ -19,6 +19,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger
 
+from .canonical import table_names
 from .cases import AnalystCase
 from .market import TABLES
 from .questions import CATALOG
@@ -31,7 +32,7 @@ INFRA = "infra: "
 def visible_tables(case: AnalystCase, store: str) -> tuple[str, ...]:
     """The tables a store shows in this case: all of them, or at level 4 its share."""
     if len(case.stores) == 1:
-        return TABLES
+        return table_names(case.data)
     if store == "lake":
         return tuple(t for t in TABLES if t in CATALOG)
     return tuple(t for t in TABLES if t not in CATALOG)

@@ -5,6 +5,10 @@ then a store); the dataset is named by its own seed (the case seed unless a spli
 shares datasets between cases), so a case is a function of its seeds and knobs.
 Level 6 datasets are snapshots: their cutoff and declared change (+7 days on one
 state's deliveries from a date in the later month) are drawn from the data seed.
+Level 7 datasets are TPC-H at a scale factor (0.01 unless ``tpch_scale`` says
+otherwise), the same rows whatever the seed; a seed that leaves the level open
+draws it from levels 1 to 6 (the draws of every seed stay what they were before
+level 7 came), so level 7 comes when it is asked for.
 The reference is computed by :mod:`..reference` from the canonical Parquet copy.
 """
 
@@ -21,9 +25,12 @@ from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
 from ..questions import BY_ID, CROSS_STORES, LEVELS, Template, months_before, of_level
 from ..reference import reference
 from ..stores import STORES
+from ..tpch import DEFAULT_SF, check_sf
 
 DEFAULT_SCALE = 1000
 SEED_BOUND = 2**63
+TPCH_LEVEL = 7
+DRAWN_LEVELS = tuple(level for level in LEVELS if level != TPCH_LEVEL)
 
 
 def check_seed(seed: object, name: str = "seed") -> int:
@@ -52,8 +59,10 @@ def check_knobs(
     return {"level": level, "template": template, "store": store, "scale": scale}
 
 
-def data_spec(template: Template, data_seed: int, scale: int) -> DataSpec:
-    """The dataset a question of ``template`` is asked over: a snapshot with a change at level 6."""
+def data_spec(template: Template, data_seed: int, scale: int, tpch_scale: float = DEFAULT_SF) -> DataSpec:
+    """The dataset a question of ``template`` is asked over: a snapshot with a change at level 6, TPC-H at 7."""
+    if template.level == TPCH_LEVEL:
+        return DataSpec(0, 0, tpch=check_sf(tpch_scale))
     if template.level != 6:
         return DataSpec(data_seed, scale)
     rng = np.random.default_rng([data_seed & (2**63 - 1), 6])
@@ -83,19 +92,20 @@ def build_case(
     data_seed: int | None = None,
     case_id: str | None = None,
     split: str = "procedural",
+    tpch_scale: float = DEFAULT_SF,
 ) -> dict[str, Any]:
     """The case of ``seed`` and the knobs, as a dict in the JSONL format."""
     check_seed(seed)
     check_knobs(level, template, store, scale)
     rng = np.random.default_rng([seed & (2**63 - 1), 16])
     if template is None:
-        level = level if level is not None else int(rng.choice(LEVELS))
+        level = level if level is not None else int(rng.choice(DRAWN_LEVELS))
         choices = of_level(level)
         chosen = choices[int(rng.integers(len(choices)))]
     else:
         chosen = BY_ID[template]
     stores = _stores_for(chosen, store, rng)
-    spec = data_spec(chosen, seed if data_seed is None else data_seed, scale)
+    spec = data_spec(chosen, seed if data_seed is None else data_seed, scale, tpch_scale)
     tables = canonical_tables(spec)
     params = dict(chosen.draw(rng, tables))
     if chosen.level == 6 and spec.cutoff is not None:
@@ -119,4 +129,14 @@ def build_case(
     }
 
 
-__all__ = ["DEFAULT_SCALE", "MAX_SCALE", "MIN_SCALE", "build_case", "check_knobs", "check_seed", "data_spec"]
+__all__ = [
+    "DEFAULT_SCALE",
+    "DRAWN_LEVELS",
+    "MAX_SCALE",
+    "MIN_SCALE",
+    "TPCH_LEVEL",
+    "build_case",
+    "check_knobs",
+    "check_seed",
+    "data_spec",
+]

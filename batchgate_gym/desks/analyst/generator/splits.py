@@ -1,10 +1,12 @@
-"""The fixed splits, rebuilt byte for byte from seeds: eval (every template in every store) and train.
+"""The fixed splits, rebuilt byte for byte from seeds: eval, train (levels 1 to 6) and tpch (level 7).
 
 Eval asks each template once in each store it runs in (the four stores; level 4 in
 ``sqlite`` + ``lake``, twice), over three shared datasets (level 6 over two
 snapshots), at the default scale: 60 cases, so a policy's score per store compares
 the same questions. Train asks each template five times per store (level 4 twenty
-times) over eight datasets: 320 cases.
+times) over eight datasets: 320 cases. The tpch split asks each level-7 template
+once in each store over TPC-H at scale factor 0.01: 28 cases (kept apart, so the
+eval and train splits and every number measured on them stay what they were).
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from batchgate_gym.kernel.case_files import write_jsonl
 from ..cases import dumps_case
 from ..questions import TEMPLATES
 from ..stores import STORES
-from .build import DEFAULT_SCALE, build_case
+from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
-SPLITS = ("eval", "train")
+SPLITS = ("eval", "train", "tpch")
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
+TPCH_SEED = 91_261_001
 SPLIT_PLAN = {
     "eval": (EVAL_SEED, 1, 3, 2),
     "train": (TRAIN_SEED, 5, 8, 8),
+    "tpch": (TPCH_SEED, 1, 1, 1),
 }  # seed, per store, datasets, L6 datasets
 
 
@@ -38,6 +42,8 @@ def build_split(name: str) -> list[dict[str, Any]]:
     base, per_store, datasets, snapshots = SPLIT_PLAN[name]
     cases = []
     for t_index, template in enumerate(TEMPLATES):
+        if (template.level == TPCH_LEVEL) != (name == "tpch"):
+            continue
         cross = template.level == 4
         stores = ("sqlite+lake",) if cross else STORES
         count = per_store * (2 if name == "eval" else 4) if cross else per_store
