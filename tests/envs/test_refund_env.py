@@ -52,6 +52,10 @@ def test_check_env_passes_with_warnings_as_errors():
             assert isinstance(made.unwrapped, RefundDeskEnv)
             check_env(made.unwrapped)
             made.close()
+        for knobs in ({"tickets": 3}, {"tickets": 2, "recovery": True}, {"recovery": True}):
+            made = gymnasium.make(ENV_ID, **knobs)  # a queue, recovery: the checker holds for both
+            check_env(made.unwrapped)
+            made.close()
 
 
 def test_same_seed_same_case_same_transcript_and_log():
