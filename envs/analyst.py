@@ -45,8 +45,8 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
     """Answer one business question from a shop's data, with evidence, or decline it.
 
     The data (a procedural marketplace: customers, sellers, products, orders,
-    order_items, payments, reviews, with planted dirt) sits in one store, or two at
-    level 4: ``sqlite`` (the kernel's guarded SQLite), ``duckdb`` (a DuckDB database
+    order_items, payments, reviews, with planted dirt; at level 7, TPC-H generated
+    locally at scale factor 0.01) sits in one store, or two at level 4: ``sqlite`` (the kernel's guarded SQLite), ``duckdb`` (a DuckDB database
     opened read-only), ``lake`` (Parquet through DuckDB) or ``files`` (CSV and JSON
     through DuckDB), each started by the environment, bounded and read-only.
 

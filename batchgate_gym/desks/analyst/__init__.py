@@ -12,7 +12,7 @@ canonical Parquet copy; the grader re-runs the cited queries.
 The modules, one reason to change each:
 
 * :mod:`.market` the seeded data and its planted dirt; :mod:`.canonical` the files;
-* :mod:`.questions` the templates (levels 1 to 6, conventions, answer types, tolerances);
+* :mod:`.questions` the templates (levels 1 to 7, conventions, answer types, tolerances); :mod:`.tpch` level 7's TPC-H data;
 * :mod:`.reference` the references, in polars, sharing nothing with any store's SQL;
 * :mod:`.stores` the engines, each bounded and read-only by construction;
 * :mod:`.cases` the case format; :mod:`.generator` cases, splits, procedural cases;

@@ -51,6 +51,7 @@ MAX_ROWS = 50
 MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
 MAX_QUERY_CHARS = 20_000
+INSERT_ROWS = 200_000
 DUCK_SECONDS = 2.0
 DUCK_MEMORY = "128MB"
 SQLITE_BUDGET = SqlBudget(max_steps=20_000_000, max_seconds=2.0)
@@ -146,8 +147,11 @@ def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] | None = None) -> b
                 frame = tables[name]
                 cols = _columns(frame, _SQLITE_TYPES)
                 conn.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t in cols)})")
-                rows = frame.with_columns(pl.col(pl.Date).dt.strftime("%Y-%m-%d")).rows()
-                conn.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})", rows)
+                insert = f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})"
+                for part in frame.iter_slices(INSERT_ROWS):  # bounded Python rows at TPC-H's scale
+                    conn.executemany(
+                        insert, part.with_columns(pl.col(pl.Date).dt.strftime("%Y-%m-%d")).rows()
+                    )
         return conn.serialize()
     finally:
         conn.close()
