@@ -28,7 +28,8 @@ _KNOBS = ("level", "template", "store", "scale")
 @dataclass(frozen=True)
 class ProceduralAnalystCases:
     """A fresh case per reset. Reset options: ``level`` (1..7; open, it is drawn from 1..6), ``template``, ``store``,
-    ``scale`` (orders, 50 to 1,000,000; 1,000 by default) and ``case_seed``."""
+    ``scale`` (orders, 50 to 1,000,000; 1,000 by default; level 7 is TPC-H at scale factor 0.01
+    whatever it says) and ``case_seed``."""
 
     level: int | None = None
     template: str | None = None
