@@ -37,7 +37,8 @@ from .sql import (
 )
 
 Script = Generator[str, str, None]
-_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files): ", re.MULTILINE)
+_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb): ", re.MULTILINE)
+_DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse"}
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
 _TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"
@@ -91,7 +92,7 @@ class ScriptedAnalyst:
         if reading.kind in CROSS:
             return (yield from self._solve_cross(reading))
         store = self.stores[0]
-        query = solution(reading.kind, reading.params, "sqlite" if store == "sqlite" else "duckdb")
+        query = solution(reading.kind, reading.params, _DIALECTS.get(store, "duckdb"))
         result = yield from self.query(store, query)
         answer = answer_from(reading.kind, result["columns"], result["rows"])
         return answer, [{"store": store, "query": query}]

@@ -1,7 +1,9 @@
 """``batchgate bench --desk analyst``: each store's speed, measured the same way every time.
 
 Per store (and for the level-4 pair ``sqlite+lake``): careful's mean reward and
-episodes per second over the eval cases asked in that store (through the full text
+episodes per second over the eval cases asked in that store (for the optional
+``chdb`` store, when its extra is installed: the chdb split's questions of levels 1
+to 6, the ones eval asks in ``duckdb``) (through the full text
 interface, each graded, evidence re-run), the median time to open the store over a
 dataset already on disk, and the median latency of one join query. Medians over
 ``config.repeats`` runs, pinned to one core where the platform allows it.
@@ -19,6 +21,22 @@ LATENCY_QUERY = (
 )
 LATENCY_RUNS = 30
 GROUPS = ("sqlite", "duckdb", "lake", "files", "sqlite+lake")
+OPTIONAL_GROUPS = ("chdb",)
+
+
+def groups() -> tuple[str, ...]:
+    """The groups measured: the optional stores only where their extra is installed."""
+    import importlib.util
+
+    return GROUPS + tuple(g for g in OPTIONAL_GROUPS if importlib.util.find_spec(g) is not None)
+
+
+def bench_cases(group: str) -> list[Any]:
+    from .sources import split_cases
+
+    if group in OPTIONAL_GROUPS:
+        return [case for case in split_cases(group) if case.level < 7]
+    return [case for case in split_cases("eval") if case.store == group]
 
 
 class AnalystBench:
@@ -36,7 +54,7 @@ class AnalystBench:
         }
         with one_core() as core:
             result["machine"]["pinned_core"] = core
-            for group in GROUPS:
+            for group in groups():
                 log(group)
                 result["stores"][group] = _measure(group, config.repeats)
         return result
@@ -71,12 +89,11 @@ def _measure(group: str, repeats: int) -> dict[str, Any]:
     from batchgate_gym.app.bench.harness import median_rate, timed_runs
     from batchgate_gym.app.evaluate import run_episode
 
-    from .sources import split_cases
     from .stores import open_store
     from .world import visible_tables
 
     desk = _desk()  # the environment and the policy come through the registry: the core names neither
-    cases = [case for case in split_cases("eval") if case.store == group]
+    cases = bench_cases(group)
     env = desk.make_env(cases)
     policy = desk.reference_policies["careful"]()
     rewards: list[float] = []

@@ -27,7 +27,7 @@ from batchgate_gym.kernel.plain import frozen
 
 from .market import Change, DataSpec, check_scale
 from .questions import BY_ID
-from .stores import STORES
+from .stores import OPTIONAL_STORES, STORES
 from .tpch import check_sf
 
 CASE_KEYS = (
@@ -191,8 +191,9 @@ def case_from_dict(obj: Any, where: str) -> AnalystCase:
     if family not in BY_ID:
         raise read.fail("family", f"unknown template {family!r}")
     stores = read.get(obj, "stores", list)
-    if not stores or any(s not in STORES for s in stores) or len(set(stores)) != len(stores):
-        raise read.fail("stores", f"one or two distinct stores of {', '.join(STORES)}")
+    known = (*STORES, *OPTIONAL_STORES)
+    if not stores or any(s not in known for s in stores) or len(set(stores)) != len(stores):
+        raise read.fail("stores", f"one or two distinct stores of {', '.join(known)}")
     answer_type = read.get(obj, "answer_type", str)
     if answer_type not in ANSWER_TYPES:
         raise read.fail("answer_type", f"one of {', '.join(ANSWER_TYPES)}")

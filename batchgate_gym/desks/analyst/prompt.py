@@ -31,6 +31,7 @@ _DIALECTS = {
     "duckdb": "DuckDB (a database)",
     "lake": "DuckDB over Parquet files",
     "files": "DuckDB over raw CSV and JSON files",
+    "chdb": "ClickHouse (chDB, in process; read-only)",
 }
 
 

@@ -9,7 +9,8 @@ a query read (``tables_read``), the record the grader checks evidence against.
   authorizer, VM-step, time and memory budgets), one in-memory copy per episode;
 * ``duckdb``: the dataset's DuckDB database file opened ``read_only``;
 * ``lake``: the Parquet copy, as views in an in-memory DuckDB;
-* ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB.
+* ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB;
+* ``chdb`` (optional extra): ClickHouse in the process (:mod:`.chdb_store`).
 
 The DuckDB stores run one thread under a memory limit with no spilling to disk,
 external access switched off after the views are made (only the case's own
@@ -47,6 +48,9 @@ from .canonical import csv_tables, dataset_dir, table_names, tables_of
 from .market import DataSpec
 
 STORES = ("sqlite", "duckdb", "lake", "files")
+# Stores behind an optional extra: never drawn for a procedural case or a fixed split
+# of levels 1 to 7, asked for by name (the ``chdb`` split).
+OPTIONAL_STORES = ("chdb",)
 MAX_ROWS = 50
 MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
@@ -130,6 +134,26 @@ _DUCK_TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", p
 
 def _columns(frame: pl.DataFrame, types: dict[Any, str]) -> list[tuple[str, str]]:
     return [(name, types[dtype.base_type()]) for name, dtype in frame.schema.items()]
+
+
+def query_text(query: object) -> str:
+    """The agent's query as one statement's text; :class:`StoreRefused` if it is not text, too long or empty."""
+    if not isinstance(query, str):
+        raise StoreRefused("query must be a string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise StoreRefused(f"query longer than {MAX_QUERY_CHARS} characters")
+    sql = clean_query(query)
+    if not sql:
+        raise StoreRefused("empty query")
+    return sql
+
+
+def shaped_result(names: list[str], fetched: list[Any], tables: tuple[str, ...]) -> StoreResult:
+    """At most ``MAX_COLUMNS`` columns and ``MAX_ROWS`` rows of plain cells (``fetched`` holds one more row if there are more)."""
+    if len(names) > MAX_COLUMNS:
+        raise StoreRefused(f"a result has at most {MAX_COLUMNS} columns")
+    rows = [[plain_cell(v) for v in row] for row in fetched[:MAX_ROWS]]
+    return StoreResult([n[:MAX_CELL_CHARS] for n in names], rows, len(fetched) > MAX_ROWS, tables)
 
 
 # -- SQLite -----------------------------------------------------------------------------
@@ -303,19 +327,10 @@ class DuckStore:
             raise self._classify(exc) from None
         finally:
             timer.cancel()
-        if len(names) > MAX_COLUMNS:
-            raise StoreRefused(f"a result has at most {MAX_COLUMNS} columns")
-        rows = [[plain_cell(v) for v in row] for row in fetched[:MAX_ROWS]]
-        return StoreResult(names, rows, len(fetched) > MAX_ROWS, tables)
+        return shaped_result(names, fetched, tables)
 
     def _checked(self, query: object) -> str:
-        if not isinstance(query, str):
-            raise StoreRefused("query must be a string")
-        if len(query) > MAX_QUERY_CHARS:
-            raise StoreRefused(f"query longer than {MAX_QUERY_CHARS} characters")
-        sql = clean_query(query)
-        if not sql:
-            raise StoreRefused("empty query")
+        sql = query_text(query)
         try:
             statements = self.con.extract_statements(sql)
         except self._duckdb.Error as exc:
@@ -410,6 +425,12 @@ def open_store(
     """
     if kind == "sqlite":
         return SqliteStore(spec, visible, seconds)
+    if kind == "chdb":
+        from .chdb_store import ChdbStore
+
+        if visible not in (None, table_names(spec)):
+            raise ValueError("the chdb store serves every table of its dataset")
+        return ChdbStore(spec, seconds)
     if kind == "duckdb" and visible not in (None, table_names(spec)):
         raise ValueError("the duckdb store serves every table of its dataset")
     if kind in STORES:
@@ -417,4 +438,13 @@ def open_store(
     raise ValueError(f"unknown store {kind!r}")
 
 
-__all__ = ["STORES", "Store", "StoreFailure", "StoreRefused", "StoreResult", "open_store", "plain_cell"]
+__all__ = [
+    "OPTIONAL_STORES",
+    "STORES",
+    "Store",
+    "StoreFailure",
+    "StoreRefused",
+    "StoreResult",
+    "open_store",
+    "plain_cell",
+]

@@ -24,7 +24,7 @@ from ..cases import data_dict
 from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
 from ..questions import BY_ID, CROSS_STORES, LEVELS, Template, months_before, of_level
 from ..reference import reference
-from ..stores import STORES
+from ..stores import OPTIONAL_STORES, STORES
 from ..tpch import DEFAULT_SF, check_sf
 
 DEFAULT_SCALE = 1000
@@ -53,8 +53,9 @@ def check_knobs(
             raise ValueError(f"template must be one of {', '.join(BY_ID)}, not {template!r}")
         if level is not None and BY_ID[template].level != level:
             raise ValueError(f"template {template!r} is of level {BY_ID[template].level}, not {level}")
-    if store is not None and store not in (*STORES, "+".join(CROSS_STORES)):
-        raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
+    known = (*STORES, *OPTIONAL_STORES)
+    if store is not None and store not in (*known, "+".join(CROSS_STORES)):
+        raise ValueError(f"store must be one of {', '.join(known)}, not {store!r}")
     check_scale(scale)
     return {"level": level, "template": template, "store": store, "scale": scale}
 

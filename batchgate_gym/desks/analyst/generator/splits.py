@@ -7,6 +7,9 @@ the same questions. Train asks each template five times per store (level 4 twent
 times) over eight datasets: 320 cases. The tpch split asks each level-7 template
 once in each store over TPC-H at scale factor 0.01: 28 cases (kept apart, so the
 eval and train splits and every number measured on them stay what they were).
+The chdb split asks, in the optional ``chdb`` store, exactly the questions the eval
+and tpch splits ask in ``duckdb`` (same seeds, same datasets; level 4 has no chdb
+case): 21 cases, so chDB's scores compare one to one with DuckDB's.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..questions import TEMPLATES
 from ..stores import STORES
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
-SPLITS = ("eval", "train", "tpch")
+SPLITS = ("eval", "train", "tpch", "chdb")
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
 TPCH_SEED = 91_261_001
@@ -39,6 +42,8 @@ def split_path(name: str) -> Path:
 
 def build_split(name: str) -> list[dict[str, Any]]:
     _check(name)
+    if name == "chdb":
+        return _chdb_split()
     base, per_store, datasets, snapshots = SPLIT_PLAN[name]
     cases = []
     for t_index, template in enumerate(TEMPLATES):
@@ -61,6 +66,30 @@ def build_split(name: str) -> list[dict[str, Any]]:
                         split=name,
                     )
                 )
+    return cases
+
+
+def _chdb_split() -> list[dict[str, Any]]:
+    """The duckdb cases of eval and tpch, rebuilt from their own seeds with the store set to chdb."""
+    cases = []
+    s_index = STORES.index("duckdb")
+    for t_index, template in enumerate(TEMPLATES):
+        if template.level == 4:
+            continue
+        plan = "tpch" if template.level == TPCH_LEVEL else "eval"
+        base, _, datasets, snapshots = SPLIT_PLAN[plan]
+        pool = snapshots if template.level == 6 else datasets
+        cases.append(
+            build_case(
+                base + 1000 * t_index + 100 * s_index,
+                template=template.id,
+                store="chdb",
+                scale=DEFAULT_SCALE,
+                data_seed=base + (s_index + t_index) % pool,
+                case_id=f"chdb-{template.id}-chdb-0",
+                split="chdb",
+            )
+        )
     return cases
 
 

@@ -1,0 +1,261 @@
+"""The optional ``chdb`` store: ClickHouse embedded in the process, read-only by its own settings.
+
+chDB runs one ClickHouse engine per process, shared by every connection; settings
+belong to a connection. Each dataset is loaded once per process from the case's
+Parquet copy into its own database of in-memory tables. Each store is a fresh
+connection that selects that database, fixes its limits (one thread, a memory
+budget, a time budget, at most 51 result rows, standard NULLs for outer joins
+and empty aggregates) and then sets ``readonly=1``, after which no setting can
+change: no write, no table function (``file``, ``url``, ``s3``, ``remote`` ...
+are refused by the engine itself).
+
+Before a query runs, ClickHouse's own parse tree must show exactly one SELECT with
+no ``SETTINGS``, ``FORMAT`` or ``INTO OUTFILE`` (read-only mode does not stop
+``INTO OUTFILE`` writing a file), and its analysed query tree must read only the
+case's tables, call no table function, and call none of the scalar functions that
+reach outside (``file`` reads any path even in read-only mode). What the query
+read (``tables_read``) comes from that tree, CTEs resolved.
+
+Without the ``analyst-chdb`` extra the store cannot start, and says which extra
+to install.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from .canonical import dataset_dir, table_names
+from .market import DataSpec
+from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, query_text, shaped_result
+
+EXTRA = "analyst-chdb"
+CHDB_SECONDS = 2.0
+CHDB_MEMORY_BYTES = 128 * 1024 * 1024
+# Scalar functions that reach outside the case's tables (files, network, other
+# servers, the engine's own settings and environment).
+OUTSIDE_FUNCTIONS = frozenset(
+    {
+        "file",
+        "url",
+        "s3",
+        "remote",
+        "remotesecure",
+        "getsetting",
+        "getsettingordefault",
+        "getmacro",
+        "getserverport",
+        "hostname",
+        "fqdn",
+        "filesystemavailable",
+        "filesystemcapacity",
+        "filesystemunreserved",
+        "getclientsetting",
+        "currentprofiles",
+        "currentroles",
+    }
+)
+_LOADED: set[str] = set()
+_LOAD_LOCK = threading.Lock()
+# The connection that loads the datasets stays open for the process: the engine and
+# its in-memory tables end with the last connection.
+_LOADER: list[Any] = []
+_TABLE = re.compile(r"^\s*TABLE id: \d+.*table_name: (\S+?)(?:,|$)")
+_TABLE_FUNCTION = re.compile(r"table_function_name: (\w+)")
+_FUNCTION = re.compile(r"function_name: (\w+)")
+
+
+def chdb_module() -> Any:
+    """The ``chdb`` package, or :class:`StoreFailure` naming the extra that provides it."""
+    try:
+        import chdb
+    except ImportError:
+        raise StoreFailure(
+            f"the chdb store needs the optional '{EXTRA}' extra: pip install 'batchgate-gym[{EXTRA}]'"
+        ) from None
+    return chdb
+
+
+def database_name(spec: DataSpec) -> str:
+    return "analyst_" + re.sub(r"[^A-Za-z0-9_]", "_", spec.key())
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _load(chdb: Any, spec: DataSpec) -> str:
+    """The dataset's database in this process's engine, loaded from its Parquet copy once."""
+    db = database_name(spec)
+    with _LOAD_LOCK:
+        if db in _LOADED:
+            return db
+        folder = dataset_dir(spec, "lake")
+        if not _LOADER:
+            _LOADER.append(chdb.connect(":memory:"))
+        con = _LOADER[0]
+        con.query(f"DROP DATABASE IF EXISTS {db}")
+        con.query(f"CREATE DATABASE {db}")
+        for name in table_names(spec):
+            source = _quoted(folder / f"{name}.parquet")
+            con.query(f"CREATE TABLE {db}.{name} ENGINE = Memory AS SELECT * FROM file({source}, Parquet)")
+        _LOADED.add(db)
+    return db
+
+
+def _limits(seconds: float) -> tuple[str, ...]:
+    return (
+        "max_threads = 1",
+        f"max_memory_usage = {CHDB_MEMORY_BYTES}",
+        f"max_execution_time = {seconds:g}",
+        "timeout_overflow_mode = 'throw'",
+        f"max_result_rows = {MAX_ROWS + 1}",
+        "result_overflow_mode = 'break'",
+        "join_use_nulls = 1",
+        # the merge join keeps within the memory budget where the hash join's first
+        # table already overshoots it; nothing spills to disk
+        "join_algorithm = 'partial_merge'",
+        "max_bytes_before_external_group_by = 0",
+        "max_bytes_ratio_before_external_group_by = 0",
+        "max_bytes_before_external_sort = 0",
+        "max_bytes_ratio_before_external_sort = 0",
+        "aggregate_functions_null_for_empty = 1",
+        "output_format_json_quote_64bit_integers = 0",
+        "output_format_json_quote_64bit_floats = 0",
+        "output_format_json_quote_decimals = 0",
+        "readonly = 1",
+    )
+
+
+class ChdbStore:
+    """A read-only connection to the case's database in chDB's in-process ClickHouse."""
+
+    name = "chdb"
+
+    def __init__(self, spec: DataSpec, seconds: float | None = None) -> None:
+        self._chdb = chdb_module()
+        self.seconds = CHDB_SECONDS if seconds is None else seconds
+        try:
+            self.db = _load(self._chdb, spec)
+            self._tables = tuple(sorted(table_names(spec)))
+            self.con = self._connect()
+        except StoreFailure:
+            raise
+        except Exception as exc:
+            raise StoreFailure(
+                f"chdb store could not start: {type(exc).__name__}: {_first_line(exc)}"
+            ) from None
+
+    def _connect(self) -> Any:
+        con = self._chdb.connect(":memory:")
+        con.query(f"USE {self.db}")
+        for setting in _limits(self.seconds):
+            con.query(f"SET {setting}")
+        return con
+
+    def _failed(self, exc: Exception) -> Exception:
+        """The error to raise for a failed query; the connection is replaced, since chDB
+        can hand a failed query's leftover output to the next one on the same connection."""
+        error = self._classify(exc)
+        try:
+            self.con.close()
+            self.con = self._connect()
+        except Exception as again:
+            return StoreFailure(f"chdb store failed: {_first_line(again)}")
+        return error
+
+    def tables(self) -> list[str]:
+        return list(self._tables)
+
+    def describe(self, table: str) -> dict[str, Any]:
+        if table not in self._tables:
+            raise StoreRefused(f"no table {table!r}")
+        try:
+            columns = [[r["name"], r["type"]] for r in self._rows(f"DESCRIBE TABLE {table}")]
+            count = self._rows(f"SELECT count() AS n FROM {table}")[0]["n"]
+        except Exception as exc:  # chDB raises its own error class from several modules
+            raise StoreFailure(f"chdb store failed: {_first_line(exc)}") from None
+        return {"table": table, "columns": columns, "rows": int(count)}
+
+    def run(self, query: str) -> StoreResult:
+        sql = self._checked(query)
+        tables = self._tables_read(sql)
+        try:
+            names, fetched = self._result(sql)
+        except Exception as exc:  # chDB raises its own error class from several modules
+            raise self._failed(exc) from None
+        return shaped_result(names, fetched, tables)
+
+    def _result(self, sql: str) -> tuple[list[str], list[list[Any]]]:
+        """Column names and rows, read as JSON (chDB's Arrow output can carry a failed query's leftovers)."""
+        body = json.loads(self.con.query(sql, "JSONCompact").bytes())
+        return [str(m["name"]) for m in body["meta"]], list(body["data"])
+
+    def _rows(self, sql: str) -> list[dict[str, Any]]:
+        names, rows = self._result(sql)
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def _explain(self, kind: str, sql: str) -> list[str]:
+        try:
+            return [str(r["explain"]) for r in self._rows(f"EXPLAIN {kind} {sql}")]
+        except Exception as exc:  # chDB raises its own error class from several modules
+            raise self._failed(exc) from None
+
+    def _checked(self, query: object) -> str:
+        sql = query_text(query)
+        if ";" in sql:
+            raise StoreRefused("one statement at a time")
+        ast = self._explain("AST", sql)
+        if not ast or not ast[0].startswith("SelectWithUnionQuery (children 1)"):
+            raise StoreRefused("only a plain SELECT is allowed (no SETTINGS, FORMAT or INTO OUTFILE)")
+        if any(line.strip() == "Set" for line in ast):
+            raise StoreRefused("SETTINGS are fixed by the store")
+        return sql
+
+    def _tables_read(self, sql: str) -> tuple[str, ...]:
+        tree = self._explain("QUERY TREE", sql)
+        read: set[str] = set()
+        for line in tree:
+            function = _TABLE_FUNCTION.search(line)
+            if function:
+                raise StoreRefused(f"table function {function.group(1)} is not available")
+            called = _FUNCTION.search(line)
+            if called and called.group(1).lower() in OUTSIDE_FUNCTIONS:
+                raise StoreRefused(f"function {called.group(1)} is not available")
+            table = _TABLE.match(line)
+            if table:
+                read.add(self._own_table(table.group(1)))
+        read.discard("")
+        return tuple(sorted(read))
+
+    def _own_table(self, qualified: str) -> str:
+        """The case's table behind ``db.table``; ``""`` for the constant row; refused otherwise."""
+        if qualified == "system.one":
+            return ""
+        db, _, table = qualified.partition(".")
+        if db != self.db or table not in self._tables:
+            raise StoreRefused(f"no table {qualified!r}")
+        return table
+
+    def _classify(self, exc: Exception) -> Exception:
+        text = _first_line(exc)
+        if "TIMEOUT_EXCEEDED" in text:
+            return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
+        if "MEMORY_LIMIT_EXCEEDED" in text:
+            return StoreRefused(f"stopped: over the {CHDB_MEMORY_BYTES // 2**20} MB memory budget")
+        if "LOGICAL_ERROR" in text or "CANNOT_OPEN_FILE" in text or "FILE_DOESNT_EXIST" in text:
+            return StoreFailure(f"chdb store failed: {text}")
+        return StoreRefused(text)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().split("\n")[0][:300]
+
+
+__all__ = ["EXTRA", "ChdbStore", "chdb_module", "database_name"]

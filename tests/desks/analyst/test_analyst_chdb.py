@@ -1,0 +1,202 @@
+"""The optional chdb store: read-only and bounded under a hostile suite, and careful scores as in DuckDB.
+
+Writes, settings, files outside the case (table functions, the scalar ``file``,
+``INTO OUTFILE``), the network and other servers, other databases and the
+engine's own tables are refused; huge work is stopped at the time or memory
+budget; results stop at 50 rows. careful scores 1.0 on the chdb split (the eval
+and tpch questions DuckDB is asked) with every log replayed to the live score.
+Without the ``analyst-chdb`` extra these tests skip, except the one checking that
+the store then says which extra to install.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.desks.analyst.canonical import cache_root
+from batchgate_gym.desks.analyst.market import DataSpec
+from batchgate_gym.desks.analyst.replay import replay
+from batchgate_gym.desks.analyst.sources import split_cases
+from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
+from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.policies.analyst import CarefulAnalyst
+
+NEEDS_CHDB = "the chdb store needs the optional 'analyst-chdb' extra (pip install chdb)"
+try:
+    import chdb  # noqa: F401
+
+    HAVE_CHDB = True
+except ImportError:
+    HAVE_CHDB = False
+needs_chdb = pytest.mark.skipif(not HAVE_CHDB, reason=NEEDS_CHDB)
+
+SPEC = DataSpec(5, 300)
+BUDGET = 0.5
+MARGIN = 1.5
+LEAK = Path("/tmp/batchgate-analyst-chdb-leak.csv")
+
+WRITES = [
+    "INSERT INTO orders (order_id) VALUES ('x')",
+    "ALTER TABLE orders DELETE WHERE 1",
+    "ALTER TABLE orders UPDATE status = 'delivered' WHERE 1",
+    "DELETE FROM reviews WHERE 1",
+    "DROP TABLE payments",
+    "TRUNCATE TABLE payments",
+    "CREATE TABLE t (a Int32) ENGINE = Memory",
+    "CREATE VIEW v AS SELECT 1 AS a",
+    "CREATE DATABASE leak",
+    "SELECT 1; DROP TABLE orders",
+    "SET readonly = 0",
+    "SET max_execution_time = 1000",
+    "SELECT count() FROM orders SETTINGS max_memory_usage = 0",
+    "SYSTEM DROP MARK CACHE",
+    "KILL QUERY WHERE 1",
+]
+FILES = [
+    "SELECT * FROM file('/etc/passwd', 'LineAsString')",
+    "SELECT file('/etc/passwd')",
+    "SELECT length(file('/etc/hostname')) FROM orders LIMIT 1",
+    f"SELECT * FROM orders INTO OUTFILE '{LEAK}'",
+    f"SELECT * FROM orders INTO OUTFILE '{LEAK}' FORMAT CSV",
+    "SELECT * FROM orders FORMAT CSV",
+    "SELECT * FROM file('../../../../etc/passwd', 'CSV')",
+    "SELECT * FROM system.tables",
+    "SELECT * FROM system.settings",
+    "SELECT * FROM INFORMATION_SCHEMA.TABLES",
+    "SELECT getSetting('max_memory_usage')",
+    "SELECT * FROM numbers(10)",
+    "SELECT * FROM merge('analyst', '.*')",
+    "SELECT * FROM merge(currentDatabase(), '.*')",
+    "SELECT * FROM default.orders",
+]
+NETWORK = [
+    "SELECT * FROM url('http://127.0.0.1:1/x.csv', 'CSV')",
+    "SELECT * FROM s3('https://bucket.s3.amazonaws.com/x.parquet')",
+    "SELECT * FROM remote('127.0.0.1', system.one)",
+    "SELECT * FROM mysql('127.0.0.1:3306', 'db', 't', 'u', 'p')",
+    "SELECT * FROM postgresql('127.0.0.1:5432', 'db', 't', 'u', 'p')",
+]
+HUGE = [
+    "SELECT * FROM orders a, orders b, orders c, orders d",
+    "SELECT count() FROM order_items a, order_items b, order_items c",
+    "SELECT length(repeat('x', 1000000000))",
+    "SELECT count() FROM (SELECT arrayJoin(range(100000000)) AS n)",
+    "SELECT groupArray(concat(a.order_id, b.order_id)) FROM orders a, orders b",
+    "SELECT sum(length(randomString(1000000))) FROM orders a, orders b",
+]
+
+
+@pytest.fixture
+def store():
+    opened = open_store("chdb", SPEC, seconds=BUDGET)
+    yield opened
+    opened.close()
+
+
+def _fingerprint(store: Any) -> list[Any]:
+    return [store.run(f"SELECT count() AS n FROM {t}").rows[0][0] for t in store.tables()]
+
+
+def _files() -> set[Path]:
+    return set(cache_root().rglob("*"))
+
+
+@needs_chdb
+@pytest.mark.parametrize("queries", [WRITES, FILES, NETWORK], ids=["writes", "files", "network"])
+def test_refused(store, queries: list[str], refuse_all) -> None:
+    before, files = _fingerprint(store), _files()
+    refuse_all(store, queries)
+    assert _fingerprint(store) == before
+    assert dict(zip(store.tables(), before, strict=True))["orders"] == 300
+    assert _files() == files
+    assert not LEAK.exists()
+
+
+@needs_chdb
+@pytest.mark.parametrize("query", HUGE, ids=range(len(HUGE)))
+def test_bounded(store, query: str, run_bounded) -> None:
+    run_bounded(store, query, BUDGET)
+    assert store.run("SELECT count() AS n FROM orders").rows == [[300]]
+
+
+@needs_chdb
+def test_the_time_budget_stops_a_long_query(store) -> None:
+    start = time.perf_counter()
+    with pytest.raises(StoreRefused, match="time budget"):
+        store.run("SELECT count() FROM order_items a, order_items b, order_items c, order_items d")
+    assert time.perf_counter() - start < BUDGET + MARGIN
+    with pytest.raises(StoreRefused, match="memory budget"):
+        store.run("SELECT length(repeat('x', 1000000000))")
+    assert store.run("SELECT count() AS n FROM orders").rows == [[300]]
+
+
+@needs_chdb
+def test_rows_cut_at_50_and_tables_read(store) -> None:
+    result = store.run("SELECT order_id FROM orders ORDER BY order_id")
+    assert len(result.rows) == MAX_ROWS and result.truncated
+    assert [row[0] for row in result.rows] == sorted(row[0] for row in result.rows)
+    assert store.run("SELECT 42").tables_read == ()
+    assert store.run("WITH orders AS (SELECT 1 AS n) SELECT n FROM orders").tables_read == ()
+    joined = store.run("SELECT count() FROM orders o JOIN customers c ON c.customer_id = o.customer_id")
+    assert joined.tables_read == ("customers", "orders")
+
+
+@needs_chdb
+def test_same_rows_as_duckdb(store) -> None:
+    duck = open_store("duckdb", SPEC)
+    query = (
+        "SELECT status, count(*) AS n, round(sum(i.price), 2) AS revenue FROM orders o "
+        "LEFT JOIN order_items i ON i.order_id = o.order_id GROUP BY status ORDER BY status"
+    )
+    assert store.run(query).rows == duck.run(query).rows
+    assert store.tables() == duck.tables()
+    duck.close()
+
+
+@needs_chdb
+def test_careful_is_perfect_on_the_chdb_split_and_every_log_replays() -> None:
+    cases = split_cases("chdb")
+    assert {c.store for c in cases} == {"chdb"} and {c.level for c in cases} == {1, 2, 3, 5, 6, 7}
+    env = AnalystDeskEnv(cases)
+    policy = CarefulAnalyst()
+    for index, case in enumerate(cases):
+        observation, info = env.reset(seed=index, options={"case_index": index})
+        policy.reset(observation, info)
+        done = False
+        while not done:
+            observation, reward, terminated, truncated, info = env.step(policy.act(observation))
+            done = terminated or truncated
+        assert reward == 1.0, (case.case_id, info["score"])
+        assert info["score"]["infra_errors"] == 0
+        assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
+    env.close()
+
+
+@needs_chdb
+def test_the_same_questions_score_the_same_in_duckdb() -> None:
+    asked = {(c.question, c.data) for c in split_cases("chdb")}
+    duck = [c for c in split_cases("eval") + split_cases("tpch") if c.stores == ("duckdb",)]
+    duck = [c for c in duck if (c.question, c.data) in asked]
+    assert len(duck) == len(asked)
+    in_chdb = evaluate(CarefulAnalyst, cases=split_cases("chdb"), desk="analyst", progress=False)
+    in_duck = evaluate(CarefulAnalyst, cases=duck, desk="analyst", progress=False)
+    assert in_chdb.overall.mean("reward") == in_duck.overall.mean("reward") == 1.0
+
+
+def test_without_the_extra_the_store_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_chdb(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "chdb" or name.startswith("chdb."):
+            raise ImportError("No module named 'chdb'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_chdb)
+    with pytest.raises(StoreFailure, match=r"analyst-chdb"):
+        open_store("chdb", SPEC)
