@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from analyst_hostile import refuse_all, run_bounded
 
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.canonical import cache_root
@@ -109,7 +110,7 @@ def _files() -> set[Path]:
 
 @needs_chdb
 @pytest.mark.parametrize("queries", [WRITES, FILES, NETWORK], ids=["writes", "files", "network"])
-def test_refused(store, queries: list[str], refuse_all) -> None:
+def test_refused(store, queries: list[str]) -> None:
     before, files = _fingerprint(store), _files()
     refuse_all(store, queries)
     assert _fingerprint(store) == before
@@ -120,7 +121,7 @@ def test_refused(store, queries: list[str], refuse_all) -> None:
 
 @needs_chdb
 @pytest.mark.parametrize("query", HUGE, ids=range(len(HUGE)))
-def test_bounded(store, query: str, run_bounded) -> None:
+def test_bounded(store, query: str) -> None:
     run_bounded(store, query, BUDGET)
     assert store.run("SELECT count() AS n FROM orders").rows == [[300]]
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from analyst_hostile import refuse_all, run_bounded
 
 from batchgate_gym.desks.analyst.canonical import dataset_dir
 from batchgate_gym.desks.analyst.market import DataSpec
@@ -98,7 +99,7 @@ def _files(kind: str) -> set[Path]:
 @pytest.mark.parametrize(
     "queries", [WRITES, FILES, EXTENSIONS, NETWORK], ids=["writes", "files", "extensions", "network"]
 )
-def test_refused(store, queries: list[str], refuse_all) -> None:
+def test_refused(store, queries: list[str]) -> None:
     before, files = _fingerprint(store), _files(store.name)
     refuse_all(store, queries)
     assert _fingerprint(store) == before
@@ -108,7 +109,7 @@ def test_refused(store, queries: list[str], refuse_all) -> None:
 
 
 @pytest.mark.parametrize("query", HUGE, ids=range(len(HUGE)))
-def test_bounded(store, query: str, run_bounded) -> None:
+def test_bounded(store, query: str) -> None:
     run_bounded(store, query, BUDGET)
     assert store.run("SELECT count(*) AS n FROM orders").rows == [[300]]
 

@@ -1,9 +1,12 @@
-"""What every store's hostile suite checks: a hostile query refused at once; a huge one stopped, or cut to size, within its budget."""
+"""What every store's hostile suite checks: a hostile query refused at once; a huge one stopped, or cut to size, within its budget.
+
+Shared by the DuckDB/SQLite suite and the chdb suite (a plain module: a conftest here
+would take the module name `conftest` from the suite's top-level one).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused
 MARGIN = 1.5  # seconds past the budget a stopped query may take to return
 
 
-def _run_bounded(store: Any, query: str, budget: float) -> None:
+def run_bounded(store: Any, query: str, budget: float) -> None:
     start = time.perf_counter()
     try:
         result = store.run(query)
@@ -25,19 +28,9 @@ def _run_bounded(store: Any, query: str, budget: float) -> None:
     assert time.perf_counter() - start < budget + MARGIN, query
 
 
-def _refuse_all(store: Any, queries: list[str]) -> None:
+def refuse_all(store: Any, queries: list[str]) -> None:
     for query in queries:
         start = time.perf_counter()
         with pytest.raises(StoreRefused):
             store.run(query)
         assert time.perf_counter() - start < 1.0, query
-
-
-@pytest.fixture
-def refuse_all() -> Callable[[Any, list[str]], None]:
-    return _refuse_all
-
-
-@pytest.fixture
-def run_bounded() -> Callable[[Any, str, float], None]:
-    return _run_bounded
