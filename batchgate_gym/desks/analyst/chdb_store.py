@@ -2,12 +2,13 @@
 
 chDB runs one ClickHouse engine per process, shared by every connection; settings
 belong to a connection. Each dataset is loaded once per process from the case's
-Parquet copy into its own database of in-memory tables. Each store is a fresh
-connection that selects that database, fixes its limits (one thread, a memory
-budget, a time budget, at most 51 result rows, standard NULLs for outer joins
-and empty aggregates) and then sets ``readonly=1``, after which no setting can
-change: no write, no table function (``file``, ``url``, ``s3``, ``remote`` ...
-are refused by the engine itself).
+Parquet copy into its own database of in-memory tables (the eight datasets opened
+last stay loaded; a store still open on one dropped fails as infrastructure). Each
+store is a fresh connection that selects that database, fixes its limits (one
+thread, a memory budget, a time budget, at most 51 result rows, standard NULLs for
+outer joins and empty aggregates, no spilling to disk) and then sets
+``readonly=1``, after which no setting can change: no write, no table function
+(``file``, ``url``, ``s3``, ``remote`` ... are refused by the engine itself).
 
 Before a query runs, ClickHouse's own parse tree must show exactly one SELECT with
 no ``SETTINGS``, ``FORMAT`` or ``INTO OUTFILE`` (read-only mode does not stop
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +60,8 @@ OUTSIDE_FUNCTIONS = frozenset(
         "currentroles",
     }
 )
-_LOADED: set[str] = set()
+LOADED_DATASETS = 8  # datasets kept loaded in the process; the least recently opened is dropped
+_LOADED: OrderedDict[str, None] = OrderedDict()
 _LOAD_LOCK = threading.Lock()
 # The connection that loads the datasets stays open for the process: the engine and
 # its in-memory tables end with the last connection.
@@ -92,6 +95,7 @@ def _load(chdb: Any, spec: DataSpec) -> str:
     db = database_name(spec)
     with _LOAD_LOCK:
         if db in _LOADED:
+            _LOADED.move_to_end(db)
             return db
         folder = dataset_dir(spec, "lake")
         if not _LOADER:
@@ -102,7 +106,9 @@ def _load(chdb: Any, spec: DataSpec) -> str:
         for name in table_names(spec):
             source = _quoted(folder / f"{name}.parquet")
             con.query(f"CREATE TABLE {db}.{name} ENGINE = Memory AS SELECT * FROM file({source}, Parquet)")
-        _LOADED.add(db)
+        _LOADED[db] = None
+        while len(_LOADED) > LOADED_DATASETS:
+            con.query(f"DROP DATABASE IF EXISTS {_LOADED.popitem(last=False)[0]}")
     return db
 
 
@@ -246,6 +252,8 @@ class ChdbStore:
             return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
         if "MEMORY_LIMIT_EXCEEDED" in text:
             return StoreRefused(f"stopped: over the {CHDB_MEMORY_BYTES // 2**20} MB memory budget")
+        if f"Database {self.db} does not exist" in text:  # dropped under a store still open
+            return StoreFailure(f"chdb store failed: {text}")
         if "LOGICAL_ERROR" in text or "CANNOT_OPEN_FILE" in text or "FILE_DOESNT_EXIST" in text:
             return StoreFailure(f"chdb store failed: {text}")
         return StoreRefused(text)

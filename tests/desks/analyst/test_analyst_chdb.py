@@ -190,6 +190,19 @@ def test_the_same_questions_score_the_same_in_duckdb() -> None:
     assert in_chdb.overall.mean("reward") == in_duck.overall.mean("reward") == 1.0
 
 
+@needs_chdb
+def test_a_dataset_dropped_under_an_open_store_is_an_infra_failure() -> None:
+    from batchgate_gym.desks.analyst.chdb_store import LOADED_DATASETS
+
+    first = open_store("chdb", DataSpec(7, 50))
+    for seed in range(LOADED_DATASETS):
+        open_store("chdb", DataSpec(100 + seed, 50)).close()
+    with pytest.raises(StoreFailure):
+        first.run("SELECT count() AS n FROM orders")
+    first.close()
+    assert open_store("chdb", DataSpec(7, 50)).run("SELECT count() AS n FROM orders").rows == [[50]]
+
+
 def test_without_the_extra_the_store_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
