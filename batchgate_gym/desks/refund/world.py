@@ -1,4 +1,4 @@
-"""The refund desk of one episode and what its four tools (and the reply) do.
+"""The refund desk of one episode and what its four tools (five with recovery) and the reply do.
 
 The state: the ticket's order (the only one ``lookup_order`` knows), the ledger of
 refunds made before the episode (read-only; in-flight rows count as paid), this
