@@ -19,6 +19,11 @@ ledger are the episode's, shared by every ticket; the faults and the lag are eac
 ticket's own: a payment made under a ticket stays missing from history reads of
 its order (whichever ticket reads it) until that ticket's lag budget is spent.
 
+With ``recovery=True`` (default rules only) ``void_refund`` takes back a standing
+payment of the episode named by its order and key (only the caller's own: the key
+scope is :meth:`RefundWorld.key_scope`, per worker in the team desk); it is logged
+before the money comes back and answers a timeout under the ticket's timeout fault.
+
 Two rule sets. ``rules="original"`` behaves exactly as the original desk. The
 default rules add: ``issue_refund`` refuses (logged with ``executed: false``, no
 money) unless the order is the ticket's, the amount an int above 0, the key a
