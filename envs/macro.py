@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.desks.gate.generator.build import check_int
+from batchgate_gym.kernel.plain import check_int
 
 from .gate import BatchGateEnv
 from .macro_codec import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker

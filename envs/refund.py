@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from batchgate_gym.desks.refund.cases import RefundCase
-from batchgate_gym.desks.refund.generator.build import MAX_TICKETS, check_int
+from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.prompt import task_text
 from batchgate_gym.desks.refund.replay import score_live
 from batchgate_gym.desks.refund.sources import case_source
 from batchgate_gym.desks.refund.tools import REFUND_ENDING
 from batchgate_gym.desks.refund.world import RefundWorld
 from batchgate_gym.kernel.case_sources import CaseSource
+from batchgate_gym.kernel.plain import check_int
 
 from .text_env import DeskAdapter, TextDeskEnv, checked_settings
 

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.desks.refund.generator.build import check_int
+from batchgate_gym.kernel.plain import check_int
 
 from .macro_wrapper import TextMacroEnv, check_whole_observations
 from .refund import RefundDeskEnv

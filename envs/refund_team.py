@@ -47,9 +47,10 @@ from typing import Any
 
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from batchgate_gym.desks.refund.generator.build import MAX_TICKETS, check_int
+from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.sources import case_source
 from batchgate_gym.desks.refund.team import RefundTeamGame, deal_tickets, worker_names
+from batchgate_gym.kernel.plain import check_int
 
 from .refund import TURNS_PER_TICKET, refund_case_info
 from .team import TeamGateEnv, TeamGateParallelEnv, TeamSetup

@@ -60,11 +60,12 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES, check_int
+from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES
 from batchgate_gym.desks.gate.sources import case_source
 from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
 from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
+from batchgate_gym.kernel.plain import check_int
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .gate import gate_case_info

@@ -61,3 +61,21 @@ def short_repr(value: object) -> str:
     except Exception:  # an int too long to print, an object whose repr fails
         return f"a {type(value).__name__}"
     return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
+
+
+def check_int(name: str, value: object, low: int, high: int, bound: str | None = None) -> int:
+    """``value`` as an int in ``low .. high``; a bool or a non-integer is refused with a
+    ``ValueError`` naming ``name`` and ``bound`` (by default the range)."""
+    number = as_int(value)
+    if number is None or not low <= number <= high:
+        bound = bound or f"an int in {low:,}..{high:,}"
+        raise ValueError(f"{name} must be {bound}, not {short_repr(value)}")
+    return number
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
+    return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")

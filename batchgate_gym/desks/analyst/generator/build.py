@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from batchgate_gym.kernel.plain import check_seed
+
 from ..canonical import canonical_tables
 from ..cases import data_dict
 from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
@@ -28,15 +30,8 @@ from ..stores import OPTIONAL_STORES, STORES
 from ..tpch import DEFAULT_SF, check_sf
 
 DEFAULT_SCALE = 1000
-SEED_BOUND = 2**63
 TPCH_LEVEL = 7
 DRAWN_LEVELS = tuple(level for level in LEVELS if level != TPCH_LEVEL)
-
-
-def check_seed(seed: object, name: str = "seed") -> int:
-    if not isinstance(seed, int) or isinstance(seed, bool) or not -SEED_BOUND <= seed < SEED_BOUND:
-        raise ValueError(f"{name} must be an int in [-2**63, 2**63), not {seed!r}")
-    return seed
 
 
 def check_knobs(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from batchgate_gym.kernel.plain import as_int, short_repr
+from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
 
 from ..contract import contract
 from .context import CaseContext
@@ -115,7 +115,6 @@ MIN_BATCHES, MAX_BATCHES = 2, 12
 MAX_DEFECTS_PER_BATCH = max(
     len({defect.pair for defect in DEFECTS.values() if defect.table == table}) for table in EXTRA_POOL
 )
-SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
 KNOB_DEFAULTS: dict[str, Any] = {
     "family": None,
     "variant": None,
@@ -159,20 +158,6 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
             "defects_per_batch", given["defects_per_batch"], 1, MAX_DEFECTS_PER_BATCH
         ),
     }
-
-
-def check_seed(seed: Any, name: str = "seed") -> int:
-    """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
-    return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")
-
-
-def check_int(name: str, value: Any, low: int, high: int, bound: str | None = None) -> int:
-    """``value`` as an int in ``low .. high``; a bool or a non-integer is refused."""
-    number = as_int(value)
-    if number is None or not low <= number <= high:
-        bound = bound or f"an int in {low:,}..{high:,}"
-        raise ValueError(f"{name} must be {bound}, not {short_repr(value)}")
-    return number
 
 
 def _rows_pair(value: Any) -> tuple[int, int]:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from batchgate_gym.kernel.plain import as_int, short_repr
+from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
 
 from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
@@ -47,7 +47,6 @@ MAX_LINES = 20
 MAX_PRIOR_ROWS = 200
 MAX_CAP_CENTS = 10_000_000  # $100,000: the largest cap the generator plants amounts around
 WORLD_LAG_DEPTH = MAX_LAG_READS  # the most history reads after a payment a case may have miss it
-SEED_BOUND = 2**63  # a case seed lies in [-SEED_BOUND, SEED_BOUND)
 
 KNOB_DEFAULTS: dict[str, Any] = {
     "family": None,
@@ -229,19 +228,6 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     out["cap_cents"] = check_cap(given["cap_cents"])
     out["tickets"] = check_int("tickets", given["tickets"], 1, MAX_TICKETS)
     return out
-
-
-def check_seed(seed: Any, name: str = "seed") -> int:
-    """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
-    return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")
-
-
-def check_int(name: str, value: Any, low: int, high: int, bound: str | None = None) -> int:
-    """``value`` as an int in ``low .. high``; a bool or a non-integer is refused."""
-    number = as_int(value)
-    if number is None or not low <= number <= high:
-        raise ValueError(f"{name} must be {bound or f'an int in {low:,}..{high:,}'}, not {short_repr(value)}")
-    return number
 
 
 def check_cap(value: Any) -> int:

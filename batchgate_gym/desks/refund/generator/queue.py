@@ -23,8 +23,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from batchgate_gym.kernel.plain import SEED_BOUND, check_seed
+
 from .audit import audit_case
-from .build import SEED_BOUND, build_case, check_seed
+from .build import build_case
 
 MAX_DRAWS = 64  # fresh seeds tried for one ticket before giving up (never seen needed)
 
