@@ -161,10 +161,10 @@ def grade(
     """
     if rules not in RULES:
         raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
+    if not case.queue:  # one ticket: every call is its own, and the log is read once
+        return _grade_ticket(case, _calls(entries), rules, verified, payments)
     entries = list(entries)
     calls = _calls(entries)
-    if not case.queue:
-        return _grade_ticket(case, calls, rules, verified, payments)
     scores = []
     for ticket, in_group in _order_groups(case, ticket_of or queue_position(case, entries)):
         own = [c for c in calls if in_group(c.position)]

@@ -263,16 +263,17 @@ class RefundWorld:
             return self._refuse("refund_history", args, problem)
         self.ledger.append("refund_history", args, True)
         rows = [row.as_dict() for row in self.case.ledger if row.order_id == order_id]
-        mine = [(p, t) for p, t in zip(self.payments, self.paid_under, strict=True) if p.order_id == order_id]
+        mine = [i for i, p in enumerate(self.payments) if p.order_id == order_id]
         # The ledger has not caught up with payments made under a ticket whose lag is
         # left: each read that would have shown them spends one and misses them.
-        lagging = {t for _, t in mine if self.lag_budgets[t] > 0}
+        lagging = {self.paid_under[i] for i in mine if self.lag_budgets[self.paid_under[i]] > 0}
         for t in lagging:
             self.lag_budgets[t] -= 1
-        rows += [self._history_row(p) for p, t in mine if t not in lagging]
+        rows += [self._history_row(i) for i in mine if self.paid_under[i] not in lagging]
         return {"order_id": order_id, "refunds": rows}
 
-    def _history_row(self, payment: Payment) -> dict[str, Any]:
+    def _history_row(self, index: int) -> dict[str, Any]:
+        payment = self.payments[index]
         row = {
             "order_id": payment.order_id,
             "amount_cents": payment.amount_cents,
@@ -280,7 +281,7 @@ class RefundWorld:
             "idempotency_key": payment.idempotency_key,
             "day": 0,
         }
-        if self.recovery and self.payments.index(payment) in self.voided:
+        if index in self.voided:
             row["voided"] = True
         return row
 
