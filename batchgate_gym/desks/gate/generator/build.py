@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from batchgate_gym.kernel.case_sources import checked_family_knobs
 from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
 
 from ..contract import contract
@@ -135,20 +136,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     here. Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
     Nothing is built: the check costs microseconds whatever the values.
     """
-    unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
-    if unknown:
-        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(KNOB_DEFAULTS)}")
-    given = {**KNOB_DEFAULTS, **knobs}
-    family, variant = given["family"], given["variant"]
-    if family is not None and not (isinstance(family, str) and family in FAMILIES):
-        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {short_repr(family)}")
-    if variant is not None:
-        if family is None:
-            raise ValueError("variant needs family: a variant number only means something within a family")
-        count = variants(family)
-        variant = check_int(
-            "variant", variant, 0, count - 1, f"an int in 0..{count - 1} (the variants of {family!r})"
-        )
+    given, family, variant = checked_family_knobs(knobs, KNOB_DEFAULTS, FAMILIES, variants)
     return {
         "family": family,
         "variant": variant,

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from batchgate_gym.kernel.case_sources import checked_family_knobs
 from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
 
 from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE
@@ -208,18 +209,7 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     1..10,000,000 (:func:`check_cap`); ``tickets`` an int in 1..16. Booleans are not numbers here.
     Missing knobs take :data:`KNOB_DEFAULTS`; unknown names are refused.
     """
-    unknown = [name for name in knobs if name not in KNOB_DEFAULTS]
-    if unknown:
-        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(KNOB_DEFAULTS)}")
-    given = {**KNOB_DEFAULTS, **knobs}
-    family, variant = given["family"], given["variant"]
-    if family is not None and not (isinstance(family, str) and family in FAMILIES):
-        raise ValueError(f"family must be None or one of {', '.join(FAMILIES)}, not {short_repr(family)}")
-    if variant is not None:
-        if family is None:
-            raise ValueError("variant needs family: a variant number only means something within a family")
-        top = variants(family) - 1
-        variant = check_int("variant", variant, 0, top, f"an int in 0..{top} (the variants of {family!r})")
+    given, family, variant = checked_family_knobs(knobs, KNOB_DEFAULTS, FAMILIES, variants)
     out: dict[str, Any] = {"family": family, "variant": variant}
     out["lines"] = _optional_int("lines", given["lines"], 1, MAX_LINES)
     out["prior_rows"] = _optional_int("prior_rows", given["prior_rows"], 0, MAX_PRIOR_ROWS)
