@@ -18,8 +18,6 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from .plain import check_int, short_repr
-
 SEED_LIMIT = 2**31 - 1  # a drawn case seed is in [0, SEED_LIMIT)
 
 
@@ -107,31 +105,6 @@ class FixedCases:
         return self.cases[index]
 
 
-def checked_family_knobs(
-    knobs: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    families: Sequence[str],
-    variants: Callable[[str], int],
-) -> tuple[dict[str, Any], str | None, int | None]:
-    """A generator's knobs merged over ``defaults`` (an unknown name is refused), and
-    its ``family`` and ``variant`` checked: ``family`` ``None`` or one of ``families``;
-    ``variant`` ``None`` or an int in ``0 .. variants(family) - 1``, only with a family.
-    Every problem is a ``ValueError`` naming the knob and its bound."""
-    unknown = [name for name in knobs if name not in defaults]
-    if unknown:
-        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(defaults)}")
-    given = {**defaults, **knobs}
-    family, variant = given["family"], given["variant"]
-    if family is not None and not (isinstance(family, str) and family in families):
-        raise ValueError(f"family must be None or one of {', '.join(families)}, not {short_repr(family)}")
-    if variant is not None:
-        if family is None:
-            raise ValueError("variant needs family: a variant number only means something within a family")
-        top = variants(family) - 1
-        variant = check_int("variant", variant, 0, top, f"an int in 0..{top} (the variants of {family!r})")
-    return given, family, variant
-
-
 def resolve_cases(
     cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None,
     *,
@@ -170,7 +143,6 @@ __all__ = [
     "CaseSource",
     "FixedCases",
     "ProceduralSource",
-    "checked_family_knobs",
     "draw_seed",
     "resolve_cases",
 ]

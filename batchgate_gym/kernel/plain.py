@@ -13,7 +13,7 @@ as ``numpy.int64``, never bools) and named in errors with :func:`short_repr`.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, SupportsIndex
 
 
@@ -79,3 +79,28 @@ def check_int(name: str, value: object, low: int, high: int, bound: str | None =
 def check_seed(seed: object, name: str = "seed") -> int:
     """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
     return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")
+
+
+def checked_family_knobs(
+    knobs: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    families: Sequence[str],
+    variants: Callable[[str], int],
+) -> tuple[dict[str, Any], str | None, int | None]:
+    """A generator's knobs merged over ``defaults`` (an unknown name is refused), and
+    its ``family`` and ``variant`` checked: ``family`` ``None`` or one of ``families``;
+    ``variant`` ``None`` or an int in ``0 .. variants(family) - 1``, only with a family.
+    Every problem is a ``ValueError`` naming the knob and its bound."""
+    unknown = [name for name in knobs if name not in defaults]
+    if unknown:
+        raise ValueError(f"unknown scale knob {unknown[0]!r}; the knobs are {', '.join(defaults)}")
+    given = {**defaults, **knobs}
+    family, variant = given["family"], given["variant"]
+    if family is not None and not (isinstance(family, str) and family in families):
+        raise ValueError(f"family must be None or one of {', '.join(families)}, not {short_repr(family)}")
+    if variant is not None:
+        if family is None:
+            raise ValueError("variant needs family: a variant number only means something within a family")
+        top = variants(family) - 1
+        variant = check_int("variant", variant, 0, top, f"an int in 0..{top} (the variants of {family!r})")
+    return given, family, variant

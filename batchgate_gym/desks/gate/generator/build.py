@@ -12,8 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from batchgate_gym.kernel.case_sources import checked_family_knobs
-from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
+from batchgate_gym.kernel.plain import as_int, check_int, check_seed, checked_family_knobs, short_repr
 
 from ..contract import contract
 from .context import CaseContext

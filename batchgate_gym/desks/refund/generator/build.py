@@ -25,8 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from batchgate_gym.kernel.case_sources import checked_family_knobs
-from batchgate_gym.kernel.plain import as_int, check_int, check_seed, short_repr
+from batchgate_gym.kernel.plain import as_int, check_int, check_seed, checked_family_knobs, short_repr
 
 from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
