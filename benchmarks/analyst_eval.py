@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from batchgate_gym.app.attacks import attack_table, run_attacks
 from batchgate_gym.app.evaluate import EvaluationResult
@@ -26,34 +26,24 @@ sys.path.insert(0, str(Path(__file__).parent))
 from analyst_seeds import group_table
 
 
-def ablation(results: dict[str, EvaluationResult]) -> str:
-    """Each policy's mean reward with one term removed and the rest renormalised to sum 1,
-    and, per row, careful's smallest lead over any other policy (and whose)."""
-    from batchgate_gym.desks.analyst.grader import WEIGHTS
+def ablation(results: dict[str, EvaluationResult], cases: list[Any]) -> str:
+    """Each policy's mean reward with one term removed (the rest renormalised to sum 1), and
+    with the abstention rule removed; per row, careful's smallest lead and what it reorders."""
+    from batchgate_gym.desks.analyst.ablation import ablated_means, answerability, caught_up, describe
 
+    variants = ablated_means({n: r.episodes for n, r in results.items()}, answerability(cases))
     rows = []
-    for dropped in (None, *WEIGHTS):
-        kept = {t: w for t, w in WEIGHTS.items() if t != dropped}
-        total = sum(kept.values(), Fraction(0))
-        means = {
-            name: sum(
-                (
-                    sum(
-                        (w * Fraction(e.terms[t]).limit_denominator(10**6) for t, w in kept.items()),
-                        Fraction(0),
-                    )
-                )
-                for e in result.episodes
-            )
-            / (total * len(result.episodes))
-            for name, result in results.items()
-        }
+    for label, means in variants.items():
         others = {n: m for n, m in means.items() if n != "careful"}
         closest = max(others, key=lambda n: others[n])
         lead = means["careful"] - others[closest]
-        label = "full" if dropped is None else f"no {dropped}"
-        rows.append([label, *(f"{float(m):.4f}" for m in means.values()), f"{float(lead):.4f} ({closest})"])
-    return markdown_table(["", *results, "careful's smallest lead"], rows)
+        reordered = "" if label == "full" else describe(caught_up(variants["full"], means))
+        rows.append(
+            [label, *(f"{float(m):.4f}" for m in means.values()), f"{float(lead):.4f} ({closest})", reordered]
+        )
+    return markdown_table(
+        ["", *results, "careful's smallest lead", "ties or reverses (worse ≥ better)"], rows
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             "## `batchgate attacks --desk analyst`",
             attack_table(results, "analyst"),
             "## Ablation over every policy (one term removed, the rest renormalised)",
-            ablation(results),
+            ablation(results, cases),
             "## Mean reward per store (eval)",
             group_table(results, "store"),
             "## Mean reward per level (eval)",

@@ -6,6 +6,8 @@
   evidence; it declines the questions that need costs, causes or outside facts;
 * ``always-decline`` declines everything; ``answer-everything`` is careful but never
   declines (it answers an unanswerable question with the shop's total revenue);
+  ``one-short`` and ``first-only`` are careful with a near and a far miss on every
+  answer of several parts (all but the last part; only the first);
 * attackers, each aimed at one term: ``answer-without-evidence`` (careful's answer,
   no evidence), ``constant-evidence`` (careful's answer, evidence ``SELECT <value>``
   labelled as the answer), ``label-swap`` (careful's numbers under swapped labels:
@@ -221,6 +223,37 @@ class LabelSwap(_Altered):
         return answer, evidence
 
 
+def _parts(answer: Any) -> tuple[list[Any], Any] | None:
+    """A multi-part answer as (its parts, a function rebuilding it), or None for a single value."""
+    if isinstance(answer, dict) and len(answer) > 1:
+        return list(answer.items()), dict
+    if isinstance(answer, list) and len(answer) > 1:
+        return list(answer), list
+    return None
+
+
+class OneShort(_Altered):
+    """Careful's answer one part short: a report's last metric, a table's last row or a
+    list's last item left out (a single value is left alone); careful's queries as evidence."""
+
+    name = "one-short"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        parts = _parts(answer)
+        return (answer if parts is None else parts[1](parts[0][:-1])), evidence
+
+
+class FirstOnly(_Altered):
+    """Only the first part of careful's answer (the headline metric, the top row or item);
+    careful's queries as evidence. Beside ``one-short`` it is the far miss to that near miss."""
+
+    name = "first-only"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        parts = _parts(answer)
+        return (answer if parts is None else parts[1](parts[0][:1])), evidence
+
+
 class ForeignEvidence(_Altered):
     """Careful's answer, cited with a valid query on a table no question here depends on alone."""
 
@@ -269,22 +302,30 @@ ANALYST_POLICIES: dict[str, type[ScriptedAnalyst]] = {
     "careful": CarefulAnalyst,
     "always-decline": AlwaysDecline,
     "answer-everything": AnswerEverything,
+    "one-short": OneShort,
+    "first-only": FirstOnly,
 }
+# Baselines besides the attackers: honest analysts that err (never declining or over-answering
+# on purpose); ``one-short`` and ``first-only`` are the near and the far miss partial credit tells apart.
+ANALYST_BASELINES = ("always-decline", "answer-everything", "one-short", "first-only")
 ANALYST_ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
     cls.name: cls for cls in (AnswerWithoutEvidence, ConstantEvidence, LabelSwap, ForeignEvidence, Guess)
 }
 
 __all__ = [
     "ANALYST_ATTACKERS",
+    "ANALYST_BASELINES",
     "ANALYST_POLICIES",
     "AlwaysDecline",
     "AnswerEverything",
     "AnswerWithoutEvidence",
     "CarefulAnalyst",
     "ConstantEvidence",
+    "FirstOnly",
     "ForeignEvidence",
     "Guess",
     "LabelSwap",
+    "OneShort",
     "ScriptedAnalyst",
     "constant_query",
 ]

@@ -34,16 +34,18 @@ def _split_cases(name: str) -> list[Any]:
 
 
 def _attacks(cases: list[Any]) -> dict[str, Any]:
-    """careful first, the two baselines, then every attacker (none needs the truth)."""
+    """careful first, the baselines, then every attacker (none needs the truth)."""
     from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
 
     return {name: cls() for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()}
 
 
 def _kind(name: str) -> str:
+    from batchgate_gym.policies.analyst import ANALYST_BASELINES
+
     if name == "careful":
         return "target"
-    return "baseline" if name in ("always-decline", "answer-everything") else "attacker"
+    return "baseline" if name in ANALYST_BASELINES else "attacker"
 
 
 def _bench() -> Any:
