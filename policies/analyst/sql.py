@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .tpch_sql import TPCH_DECLINE, TPCH_PATTERNS, tpch_answer, tpch_solution
+from .tpch_sql import DATE, TPCH_DECLINE, TPCH_PATTERNS, tpch_answer, tpch_solution
 
 PAGE = 50  # rows a query returns at most
 
@@ -27,6 +27,15 @@ class Reading:
 
 _PATTERNS: tuple[tuple[str, str], ...] = (
     *TPCH_PATTERNS,
+    (
+        "repeat-purchase-change",
+        rf"compare the quarters (?P<q1>\d{{4}}-Q\d) \((?P<q1_start>{DATE}) to (?P<q1_end>{DATE})\) and "
+        rf"(?P<q2>\d{{4}}-Q\d)\s+\((?P<q2_start>{DATE}) to (?P<q2_end>{DATE})\)",
+    ),
+    (
+        "category-week-change",
+        rf"compare the weeks (?P<w1_start>{DATE}) to (?P<w1_end>{DATE}) and (?P<w2_start>{DATE}) to (?P<w2_end>{DATE})",
+    ),
     ("count-status", r"How many orders have status '(?P<status>\w+)'"),
     ("avg-installments", r"installments over payment rows with method '(?P<method>\w+)'"),
     ("seller-freight", r"sold by seller '(?P<seller>\w+)'"),
@@ -72,6 +81,41 @@ def _days(later: str, earlier: str, dialect: str) -> str:
 
 DELIVERED = "o.status = 'delivered' AND o.order_id NOT LIKE 'TEST%'"
 ITEMS = f"order_items i JOIN orders o ON o.order_id = i.order_id WHERE {DELIVERED}"
+PLACED = "o.status NOT IN ('canceled', 'unavailable') AND o.order_id NOT LIKE 'TEST%'"
+
+
+def _within(column: str, p: Mapping[str, Any], period: str) -> str:
+    return f"{column} >= '{p[period + '_start']}' AND {column} <= '{p[period + '_end']}'"
+
+
+def _repeat_purchase_change(p: Mapping[str, Any]) -> str:
+    """Per state and quarter: buyers, and buyers whose first counted order came before the quarter."""
+    quarters = (
+        f"{name} AS (SELECT k.state, count(DISTINCT k.customer_id) AS n, "
+        f"count(DISTINCT CASE WHEN f.since < '{p[q + '_start']}' THEN k.customer_id END) AS r "
+        f"FROM k JOIN f ON f.customer_id = k.customer_id WHERE {_within('k.d', p, q)} GROUP BY k.state)"
+        for name, q in (("a", "q1"), ("b", "q2"))
+    )
+    return (
+        "WITH k AS (SELECT c.state, o.customer_id, o.purchased_at AS d FROM orders o "
+        f"JOIN customers c ON c.customer_id = o.customer_id WHERE {PLACED}), "
+        "f AS (SELECT customer_id, min(d) AS since FROM k GROUP BY customer_id), "
+        + ", ".join(quarters)
+        + " SELECT a.state FROM a JOIN b ON b.state = a.state "
+        "WHERE a.r > 0 AND 4 * abs(b.r * a.n - a.r * b.n) >= a.r * b.n ORDER BY a.state"
+    )
+
+
+def _category_week_change(p: Mapping[str, Any]) -> str:
+    """Items per category in each week, a week without items counting 0."""
+    return (
+        "WITH t AS (SELECT p.category, o.purchased_at AS d FROM order_items i "
+        "JOIN orders o ON o.order_id = i.order_id JOIN products p ON p.product_id = i.product_id "
+        f"WHERE {PLACED}), "
+        f"c AS (SELECT category, sum(CASE WHEN {_within('d', p, 'w1')} THEN 1 ELSE 0 END) AS n1, "
+        f"sum(CASE WHEN {_within('d', p, 'w2')} THEN 1 ELSE 0 END) AS n2 FROM t GROUP BY category) "
+        "SELECT category FROM c WHERE n1 > 0 AND 4 * abs(n2 - n1) >= n1 ORDER BY category"
+    )
 
 
 def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
@@ -136,6 +180,10 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
             "SELECT a.state FROM a JOIN b ON b.state = a.state "
             "WHERE 4 * abs(b.s * a.n - a.s * b.n) >= a.s * b.n ORDER BY a.state"
         )
+    if kind == "repeat-purchase-change":
+        return _repeat_purchase_change(p)
+    if kind == "category-week-change":
+        return _category_week_change(p)
     raise ValueError(f"no single-store solution for {kind!r}")
 
 
@@ -160,7 +208,7 @@ def answer_from(kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     """The answer a solution's result holds."""
     if kind.startswith("tpch-") and kind not in ("tpch-forecast-revenue", "tpch-promotion-effect"):
         return tpch_answer(kind, [list(row) for row in rows])
-    if kind in ("top-states", "delivery-change"):
+    if kind in ("top-states", "delivery-change", "repeat-purchase-change", "category-week-change"):
         return [row[0] for row in rows]
     if kind == "top-sellers":
         return [[row[0], row[1]] for row in rows]

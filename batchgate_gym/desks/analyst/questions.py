@@ -14,7 +14,8 @@ Tolerances are absolute: counts exact, money to 0.01, ratios to 0.0001, averages
 to 0.001. A template names the tables its answer depends on; the evidence must read
 them all. Level 4 splits the data over two stores (orders in ``sqlite``, the
 catalog in ``lake``); level 6 questions come with a snapshot date and compare two
-months; level 7 asks TPC-H's classic questions (:mod:`.tpch_questions`).
+periods on a schedule (months for delivery times, quarters for repeat purchases,
+weeks for categories); level 7 asks TPC-H's classic questions (:mod:`.tpch_questions`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ TEST_RULE = "Test orders (order_id starting with 'TEST') do not count."
 REVENUE_RULE = "Revenue is the sum of item price; freight is not revenue."
 CROSS_STORES = ("sqlite", "lake")
 CATALOG = ("products", "sellers")  # in the lake at level 4; everything else in sqlite
+SNAPSHOT = (
+    "The data is a snapshot taken on {cutoff}: later orders are absent, and deliveries and reviews dated after it "
+    "are not recorded yet. "
+)
+PLACED_RULE = (
+    "Here an order is one whose status is neither 'canceled' nor 'unavailable' and whose order_id does not start "
+    "with 'TEST' (a test order)."
+)
 
 
 def _pick(rng: np.random.Generator, values: Any) -> Any:
@@ -93,6 +102,32 @@ def months_before(cutoff: dt.date) -> tuple[str, str]:
     m2 = (first - dt.timedelta(days=1)).replace(day=1)
     m1 = (m2 - dt.timedelta(days=1)).replace(day=1)
     return m1.strftime("%Y-%m"), m2.strftime("%Y-%m")
+
+
+Span = tuple[dt.date, dt.date]  # first and last day, both included
+
+
+def quarters_before(cutoff: dt.date, back: int = 0) -> tuple[Span, Span]:
+    """Two consecutive calendar quarters before the snapshot's quarter, ``back`` quarters earlier: (earlier, later).
+
+    The later one is the last quarter that ends before the snapshot date when ``back`` is 0.
+    """
+    index = cutoff.year * 4 + (cutoff.month - 1) // 3 - 1 - back  # the later quarter, counted from year 0
+
+    def span(i: int) -> Span:
+        start = dt.date(i // 4, 3 * (i % 4) + 1, 1)
+        after = dt.date((i + 1) // 4, 3 * ((i + 1) % 4) + 1, 1)
+        return start, after - dt.timedelta(days=1)
+
+    return span(index - 1), span(index)
+
+
+def weeks_before(cutoff: dt.date, back: int = 0) -> tuple[Span, Span]:
+    """Two consecutive Monday-to-Sunday weeks ending before the snapshot date, ``back`` weeks earlier: (earlier, later)."""
+    eve = cutoff - dt.timedelta(days=1)
+    end = eve - dt.timedelta(days=(eve.weekday() + 1) % 7 + 7 * back)  # a Sunday before the cutoff
+    start = end - dt.timedelta(days=6)
+    return (start - dt.timedelta(days=7), start - dt.timedelta(days=1)), (start, end)
 
 
 TEMPLATES: tuple[Template, ...] = (
@@ -248,8 +283,7 @@ TEMPLATES: tuple[Template, ...] = (
         "delivery-change",
         6,
         "list",
-        "The data is a snapshot taken on {cutoff}: later orders are absent, and deliveries and reviews dated after it "
-        "are not recorded yet. Monthly delivery review: for each customer state, take the delivered orders purchased "
+        SNAPSHOT + "Monthly delivery review: for each customer state, take the delivered orders purchased "
         "in {m1} and those purchased in {m2} that have a delivered_at, and their mean delivery time in days "
         "(delivered_at minus purchased_at). "
         + TEST_RULE
@@ -259,6 +293,39 @@ TEMPLATES: tuple[Template, ...] = (
         ("orders", "customers"),
     ),
     *TPCH_TEMPLATES,
+    # level 6 again, after level 7: a split's case seeds follow a template's place in this tuple
+    Template(
+        "repeat-purchase-change",
+        6,
+        "list",
+        SNAPSHOT
+        + "Quarterly repeat-purchase review: compare the quarters {q1} ({q1_start} to {q1_end}) and {q2} "
+        "({q2_start} to {q2_end}), first and last day included; an order falls in the quarter of its purchased_at. "
+        + PLACED_RULE
+        + " For each customer state (the state in customers) and each of the two quarters, take the customers who "
+        "placed an order in the quarter, and of them those who had also placed such an order before the quarter's first "
+        "day; the quarter's repeat-purchase rate is the second count divided by the first. A state changed when its "
+        "rate moved by 25% or more (|rate {q2} - rate {q1}| >= 0.25 * rate {q1}); a state is left out when no "
+        "customer of it placed an order in {q1}, or none in {q2}, or when its rate in {q1} is 0. Which states "
+        "changed? Answer the state codes as a list in alphabetical order.",
+        ("orders", "customers"),
+    ),
+    Template(
+        "category-week-change",
+        6,
+        "list",
+        SNAPSHOT
+        + "Weekly category review: compare the weeks {w1_start} to {w1_end} and {w2_start} to {w2_end} "
+        "(each Monday to Sunday, first and last day included); an item falls in the week of its order's "
+        "purchased_at. "
+        + PLACED_RULE
+        + " For each product category, count the items (order_items rows) of the orders of each week; a category "
+        "with no item in the second week counts 0 there. A category changed when its count moved by 25% or more "
+        "(|items in the second week - items in the first week| >= 0.25 * items in the first week); a category "
+        "with no item in the first week is left out. Which categories changed? Answer the category names as a "
+        "list in alphabetical order.",
+        ("orders", "order_items", "products"),
+    ),
 )
 
 BY_ID: Mapping[str, Template] = {t.id: t for t in TEMPLATES}
@@ -269,4 +336,16 @@ def of_level(level: int) -> tuple[Template, ...]:
     return tuple(t for t in TEMPLATES if t.level == level)
 
 
-__all__ = ["BY_ID", "CATALOG", "CROSS_STORES", "LEVELS", "TEMPLATES", "Template", "months_before", "of_level"]
+__all__ = [
+    "BY_ID",
+    "CATALOG",
+    "CROSS_STORES",
+    "LEVELS",
+    "TEMPLATES",
+    "Span",
+    "Template",
+    "months_before",
+    "of_level",
+    "quarters_before",
+    "weeks_before",
+]

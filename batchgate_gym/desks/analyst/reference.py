@@ -9,6 +9,7 @@ independent SQL solution run in a store.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -140,6 +141,59 @@ def delivery_change(tables: Tables, p: Mapping[str, Any]) -> list[str]:
     return sorted(moved["state"].to_list())
 
 
+def _placed(tables: Tables) -> pl.DataFrame:
+    """The orders the snapshot questions count: neither canceled nor unavailable, no test order."""
+    return tables["orders"].filter(~pl.col("status").is_in(["canceled", "unavailable"]) & _NOT_TEST)
+
+
+def _day(text: str) -> dt.date:
+    return dt.date.fromisoformat(text)
+
+
+def repeat_purchase_change(tables: Tables, p: Mapping[str, Any]) -> list[str]:
+    placed = _placed(tables).join(tables["customers"].select("customer_id", "state"), on="customer_id")
+    first = placed.group_by("customer_id").agg(pl.col("purchased_at").min().alias("first"))
+    rates = []
+    for k in ("q1", "q2"):
+        start, end = _day(p[f"{k}_start"]), _day(p[f"{k}_end"])
+        buyers = (
+            placed.filter(pl.col("purchased_at").is_between(start, end))
+            .select("customer_id", "state")
+            .unique()
+            .join(first, on="customer_id")
+        )
+        rates.append(
+            buyers.group_by("state").agg(
+                (pl.col("first") < start).sum().cast(pl.Int64).alias(f"r_{k}"),
+                pl.len().cast(pl.Int64).alias(f"n_{k}"),
+            )
+        )
+    both = rates[0].join(rates[1], on="state")
+    # |r2/n2 - r1/n1| >= r1/n1 / 4, in whole numbers: 4 |r2 n1 - r1 n2| >= r1 n2
+    moved = both.filter(
+        (pl.col("r_q1") > 0)
+        & (
+            4 * (pl.col("r_q2") * pl.col("n_q1") - pl.col("r_q1") * pl.col("n_q2")).abs()
+            >= pl.col("r_q1") * pl.col("n_q2")
+        )
+    )
+    return sorted(moved["state"].to_list())
+
+
+def category_week_change(tables: Tables, p: Mapping[str, Any]) -> list[str]:
+    orders = _placed(tables).select("order_id", "purchased_at")
+    items = tables["order_items"].join(orders, on="order_id").join(tables["products"], on="product_id")
+
+    def count(week: str) -> pl.DataFrame:
+        start, end = _day(p[f"{week}_start"]), _day(p[f"{week}_end"])
+        inside = items.filter(pl.col("purchased_at").is_between(start, end))
+        return inside.group_by("category").agg(pl.len().cast(pl.Int64).alias(week))
+
+    both = count("w1").join(count("w2"), on="category", how="left").with_columns(pl.col("w2").fill_null(0))
+    moved = both.filter(4 * (pl.col("w2") - pl.col("w1")).abs() >= pl.col("w1"))
+    return sorted(moved["category"].to_list())
+
+
 REFERENCES: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
     "count-status": count_status,
     "avg-installments": avg_installments,
@@ -155,6 +209,8 @@ REFERENCES: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
     "month-report": month_report,
     "delivery-change": delivery_change,
     **TPCH_REFERENCES,
+    "repeat-purchase-change": repeat_purchase_change,
+    "category-week-change": category_week_change,
 }
 
 

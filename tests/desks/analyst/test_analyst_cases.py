@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from batchgate_gym.desks.analyst.cases import CaseFormatError, load_cases
 from batchgate_gym.desks.analyst.generator import SPLITS, build_case, split_path, write_split
 from batchgate_gym.desks.analyst.prompt import task_text
+from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES
 from batchgate_gym.desks.analyst.sources import build_procedural
 from batchgate_gym.envs.analyst import AnalystDeskEnv
 
@@ -22,9 +25,33 @@ def test_split_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
 def test_eval_covers_every_template_in_every_store() -> None:
     cases = load_cases(split_path("eval"))
     pairs = {(c.family, c.store) for c in cases}
-    assert len(cases) == 60 and len(pairs) == 58
+    assert {c.family for c in cases} == {t.id for t in TEMPLATES}
+    assert {c.level for c in cases} == set(LEVELS) == {1, 2, 3, 4, 5, 6, 7}
+    assert len(cases) == 96 and len(pairs) == 94  # 23 templates x 4 stores, level 4's two templates twice
     assert {c.store for c in cases} == {"sqlite", "duckdb", "lake", "files", "sqlite+lake"}
-    assert sum(not c.answerable for c in cases) == 12
+    assert sum(not c.answerable for c in cases) == 16  # three of level 3 and one of level 7, in 4 stores
+    level6 = [c for c in cases if c.level == 6]
+    assert {c.family for c in level6} == {"delivery-change", "repeat-purchase-change", "category-week-change"}
+    assert all(c.data.cutoff is not None and c.data.change is not None for c in level6)
+
+
+def test_train_tpch_and_chdb_are_what_their_plans_say() -> None:
+    eval_cases, train = load_cases(split_path("eval")), load_cases(split_path("train"))
+    assert len(train) == 360 and {c.level for c in train} == {1, 2, 3, 4, 5, 6}
+    per_pair = Counter((c.family, c.store) for c in train)
+    assert set(per_pair.values()) == {5, 20}  # five per store, level 4 twenty times in sqlite+lake
+    assert {family for family, _ in per_pair} == {t.id for t in TEMPLATES if t.level != 7}
+
+    def asked(case: Any) -> tuple[Any, ...]:
+        return case.family, case.store, case.question, case.data, case.expected
+
+    tpch = load_cases(split_path("tpch"))
+    assert len(tpch) == 28 and {asked(c) for c in tpch} == {asked(c) for c in eval_cases if c.level == 7}
+    chdb = load_cases(split_path("chdb"))
+    in_duckdb = [c for c in eval_cases if c.stores == ("duckdb",)]
+    assert len(chdb) == len(in_duckdb) == 23 and {c.store for c in chdb} == {"chdb"}
+    same = [(c.family, c.question, c.data, c.expected) for c in in_duckdb]
+    assert [(c.family, c.question, c.data, c.expected) for c in chdb] == same
 
 
 def _line(tmp_path: Path, change: dict, drop: str | None = None) -> Path:

@@ -4,8 +4,8 @@ Writes, settings, files outside the case (table functions, the scalar ``file``,
 ``INTO OUTFILE``), the network and other servers, other databases and the
 engine's own tables are refused; huge work is stopped at the time or memory
 budget; results stop at 50 rows. careful scores 1.0 on the chdb split (the eval
-and tpch questions DuckDB is asked) with every log replayed to the live score.
-Without the ``analyst-chdb`` extra these tests skip, except the one checking that
+questions DuckDB is asked, level 7's among them) with every log replayed to the
+live score. Without the ``analyst-chdb`` extra these tests skip, except the one checking that
 the store then says which extra to install.
 """
 
@@ -182,7 +182,7 @@ def test_careful_is_perfect_on_the_chdb_split_and_every_log_replays() -> None:
 @needs_chdb
 def test_the_same_questions_score_the_same_in_duckdb() -> None:
     asked = {(c.question, c.data) for c in split_cases("chdb")}
-    duck = [c for c in split_cases("eval") + split_cases("tpch") if c.stores == ("duckdb",)]
+    duck = [c for c in split_cases("eval") if c.stores == ("duckdb",)]
     duck = [c for c in duck if (c.question, c.data) in asked]
     assert len(duck) == len(asked)
     in_chdb = evaluate(CarefulAnalyst, cases=split_cases("chdb"), desk="analyst", progress=False)

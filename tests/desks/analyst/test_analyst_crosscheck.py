@@ -2,35 +2,42 @@
 
 The SQL is the analyst's (``policies/analyst/sql.py``), run in the kernel's guarded
 SQLite over the same rows; the reference is the desk's polars code. Neither shares
-code with the other. Datasets are small (the scale knob's floor, 60 orders, keeps
-200 seeds per level inside a few seconds); a smaller sample runs the DuckDB dialect
-through the Parquet lake.
+code with the other. Datasets are small (60 orders keep 200 seeds per level inside a
+few seconds; level 6's snapshots hold 400, so that its months, quarters and weeks
+hold enough orders for the answers to vary); a smaller sample runs the DuckDB
+dialect through the Parquet lake, and level 6 also through chDB where it is installed.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import polars as pl
 import pytest
 
 from batchgate_gym.desks.analyst.canonical import canonical_tables, tables_of
-from batchgate_gym.desks.analyst.generator.build import data_spec
+from batchgate_gym.desks.analyst.generator.build import data_spec, snapshot_params
 from batchgate_gym.desks.analyst.grader import same
 from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, Template, months_before, of_level
+from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, Template, of_level
 from batchgate_gym.desks.analyst.reference import reference
 from batchgate_gym.desks.analyst.stores import SqliteStore, open_store
 from batchgate_gym.policies.analyst.sql import CROSS, PAGE, answer_from, catalog_page, cross_query, solution
 
 SEEDS = 200
 SCALE = 60
+SNAPSHOT_SCALE = 400
+
+
+def spec_of(template: Template, data_seed: int) -> DataSpec:
+    return data_spec(template, data_seed, SNAPSHOT_SCALE if template.level == 6 else SCALE)
 
 
 def params_of(template: Template, spec: DataSpec, seed: int) -> dict:
     if template.level == 6:
         assert spec.cutoff is not None
-        m1, m2 = months_before(spec.cutoff)
-        return {"cutoff": spec.cutoff.isoformat(), "m1": m1, "m2": m2}
+        return snapshot_params(template.id, spec.cutoff, np.random.default_rng(seed))
     return template.draw(np.random.default_rng(seed), tables_of(spec))
 
 
@@ -60,27 +67,60 @@ def agrees(template: Template, got, want) -> bool:
     return same(got, want, template.tolerance)
 
 
-def check_seed(templates: list[Template], seed: int) -> int:
-    spec = data_spec(templates[0], 9_000 + seed, SCALE)
+def check_seed(templates: list[Template], seed: int) -> dict[str, str]:
+    """Each template's reference, held equal to the SQL's answer over one dataset; the answers as JSON."""
+    spec = spec_of(templates[0], 9_000 + seed)
     store = SqliteStore(spec)
+    answers = {}
     try:
         for template in templates:
             params = params_of(template, spec, seed)
             want = reference(template.id, tables_of(spec), params)
             got = sql_answer(template, params, store, "sqlite")
             assert agrees(template, got, want), (template.id, seed, params, got, want)
+            answers[template.id] = json.dumps(want)
     finally:
         store.close()
-    return len(templates)
+    return answers
 
 
 @pytest.mark.parametrize("snapshots", [False, True], ids=["levels-1-to-5", "level-6"])
 def test_reference_equals_sql_on_200_seeds_per_level(snapshots: bool) -> None:
     """Levels 1 to 5 share one dataset per seed; level 6 asks over a snapshot of its own."""
     templates = [t for t in TEMPLATES if t.answerable and t.level <= 6 and (t.level == 6) == snapshots]
-    checked = sum(check_seed(templates, seed) for seed in range(SEEDS))
-    assert checked == SEEDS * len(templates)
+    answers = [check_seed(templates, seed) for seed in range(SEEDS)]
     assert {t.level for t in templates} == ({6} if snapshots else {1, 2, 3, 4, 5})
+    for template in templates:  # every template was checked on every seed, on answers that vary
+        seen = [by_template[template.id] for by_template in answers]
+        assert len(seen) == SEEDS and len(set(seen)) >= 5, template.id
+    if snapshots:
+        assert {t.id for t in templates} == {
+            "delivery-change",
+            "repeat-purchase-change",
+            "category-week-change",
+        }
+        for template in templates:  # a list of what changed: mostly some, rarely none
+            assert (
+                sum(json.loads(by_template[template.id]) != [] for by_template in answers) >= SEEDS * 3 // 4
+            )
+
+
+@pytest.mark.parametrize("store_name", ["lake", "chdb"])
+def test_level6_dialects_agree_on_a_sample(store_name: str) -> None:
+    """Level 6's SQL in DuckDB's dialect through the lake, and in ClickHouse's through chDB."""
+    if store_name == "chdb":
+        pytest.importorskip("chdb", reason="the chdb store needs the optional 'analyst-chdb' extra")
+    for seed in range(4):
+        spec = spec_of(of_level(6)[0], 29_000 + seed)
+        store = open_store(store_name, spec)
+        try:
+            for template in of_level(6):
+                params = params_of(template, spec, seed)
+                want = reference(template.id, canonical_tables(spec), params)
+                got = sql_answer(template, params, store, "clickhouse" if store_name == "chdb" else "duckdb")
+                assert got == want, (store_name, template.id, seed, got, want)
+        finally:
+            store.close()
 
 
 def test_unanswerable_templates_have_no_reference() -> None:
@@ -97,7 +137,7 @@ def test_duckdb_dialect_agrees_through_the_lake(seed: int) -> None:
         template = of_level(level)[seed % len(of_level(level))]
         if not template.answerable:
             continue
-        spec = data_spec(template, 19_000 + seed, SCALE)
+        spec = spec_of(template, 19_000 + seed)
         store = open_store("lake", spec)
         try:
             params = params_of(template, spec, seed)

@@ -4,7 +4,11 @@ The case seed draws what the knobs leave open (the level, then a template of it,
 then a store); the dataset is named by its own seed (the case seed unless a split
 shares datasets between cases), so a case is a function of its seeds and knobs.
 Level 6 datasets are snapshots: their cutoff and declared change (+7 days on one
-state's deliveries from a date in the later month) are drawn from the data seed.
+state's deliveries from a date early in the month before the cutoff's) are drawn
+from the data seed,
+and the two periods a question compares follow from the cutoff (:func:`snapshot_params`:
+the months before it; the quarters and weeks before it, as many back as the case
+seed draws).
 Level 7 datasets are TPC-H at a scale factor (0.01 unless ``tpch_scale`` says
 otherwise), the same rows whatever the seed; a seed that leaves the level open
 draws it from levels 1 to 6 (the draws of every seed stay what they were before
@@ -24,7 +28,17 @@ from batchgate_gym.kernel.plain import check_seed
 from ..canonical import canonical_tables
 from ..cases import data_dict
 from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
-from ..questions import BY_ID, CROSS_STORES, LEVELS, Template, months_before, of_level
+from ..questions import (
+    BY_ID,
+    CROSS_STORES,
+    LEVELS,
+    Span,
+    Template,
+    months_before,
+    of_level,
+    quarters_before,
+    weeks_before,
+)
 from ..reference import reference
 from ..stores import OPTIONAL_STORES, STORES
 from ..tpch import DEFAULT_SF, check_sf
@@ -68,6 +82,36 @@ def data_spec(template: Template, data_seed: int, scale: int, tpch_scale: float 
     return DataSpec(data_seed, scale, cutoff, Change(STATES[int(rng.integers(len(STATES)))], start, 7))
 
 
+def _spans(names: tuple[str, str], spans: tuple[Span, Span]) -> dict[str, str]:
+    return {
+        f"{name}_{edge}": day.isoformat()
+        for name, span in zip(names, spans, strict=True)
+        for edge, day in zip(("start", "end"), span, strict=True)
+    }
+
+
+def snapshot_params(template: str, cutoff: dt.date, rng: np.random.Generator) -> dict[str, Any]:
+    """A level-6 question's parameters: the snapshot date and the two periods it compares.
+
+    The months are the two before the snapshot's month (nothing drawn, so the cases made
+    before the other schedules came stay as they were); the quarters and weeks are the
+    latest two whole ones before the snapshot date or, as ``rng`` draws, a few earlier.
+    """
+    params: dict[str, Any] = {"cutoff": cutoff.isoformat()}
+    if template == "delivery-change":
+        m1, m2 = months_before(cutoff)
+        return {**params, "m1": m1, "m2": m2}
+    if template == "repeat-purchase-change":
+        quarters = quarters_before(cutoff, int(rng.integers(0, 2)))
+        labels = {
+            f"q{k}": f"{start.year}-Q{(start.month + 2) // 3}" for k, (start, _) in enumerate(quarters, 1)
+        }
+        return {**params, **labels, **_spans(("q1", "q2"), quarters)}
+    if template == "category-week-change":
+        return {**params, **_spans(("w1", "w2"), weeks_before(cutoff, int(rng.integers(0, 4))))}
+    raise ValueError(f"no snapshot parameters for {template!r}")
+
+
 def _stores_for(template: Template, store: str | None, rng: np.random.Generator) -> tuple[str, ...]:
     if template.level == 4:
         return CROSS_STORES
@@ -105,8 +149,7 @@ def build_case(
     tables = canonical_tables(spec)
     params = dict(chosen.draw(rng, tables))
     if chosen.level == 6 and spec.cutoff is not None:
-        m1, m2 = months_before(spec.cutoff)
-        params = {"cutoff": spec.cutoff.isoformat(), "m1": m1, "m2": m2}
+        params = snapshot_params(chosen.id, spec.cutoff, rng)
     return {
         "case_id": case_id or f"procedural-{seed}",
         "family": chosen.id,
@@ -135,4 +178,5 @@ __all__ = [
     "check_knobs",
     "check_seed",
     "data_spec",
+    "snapshot_params",
 ]

@@ -1,15 +1,19 @@
-"""The fixed splits, rebuilt byte for byte from seeds: eval, train (levels 1 to 6) and tpch (level 7).
+"""The fixed splits, rebuilt byte for byte from seeds: eval (every level), train (levels 1 to 6), tpch and chdb.
 
 Eval asks each template once in each store it runs in (the four stores; level 4 in
 ``sqlite`` + ``lake``, twice), over three shared datasets (level 6 over two
-snapshots), at the default scale: 60 cases, so a policy's score per store compares
-the same questions. Train asks each template five times per store (level 4 twenty
-times) over eight datasets: 320 cases. The tpch split asks each level-7 template
-once in each store over TPC-H at scale factor 0.01: 28 cases (kept apart, so the
-eval and train splits and every number measured on them stay what they were).
-The chdb split asks, in the optional ``chdb`` store, exactly the questions the eval
-and tpch splits ask in ``duckdb`` (same seeds, same datasets; level 4 has no chdb
-case): 21 cases, so chDB's scores compare one to one with DuckDB's.
+snapshots) at the default scale, and each level-7 template once in each store over
+TPC-H at scale factor 0.01 (the very cases of the tpch split, same seeds): 96
+cases, so a policy's score per store compares the same questions. Train asks each
+template of levels 1 to 6 five times per store (level 4 twenty times) over eight
+datasets: 360 cases. The tpch split is eval's level 7 on its own (each level-7
+template once in each store: 28 cases). The chdb split asks, in the optional
+``chdb`` store, exactly the questions eval asks in ``duckdb`` (same seeds, same
+datasets; level 4 has no chdb case): 23 cases, so chDB's scores compare one to one
+with DuckDB's.
+
+A case's seed follows its template's place in ``TEMPLATES``, which is why templates
+added later go at its end: every case made before stays what it was.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 from batchgate_gym.kernel.case_files import write_jsonl
 
 from ..cases import dumps_case
-from ..questions import TEMPLATES
+from ..questions import TEMPLATES, Template
 from ..stores import STORES
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
@@ -40,15 +44,23 @@ def split_path(name: str) -> Path:
     return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
 
 
+def _plan(name: str, template: Template) -> tuple[int, int, int, int] | None:
+    """The seed plan a split draws ``template``'s cases from, or ``None`` if the split leaves it out."""
+    if template.level == TPCH_LEVEL:
+        return SPLIT_PLAN["tpch"] if name in ("eval", "tpch") else None
+    return None if name == "tpch" else SPLIT_PLAN[name]
+
+
 def build_split(name: str) -> list[dict[str, Any]]:
     _check(name)
     if name == "chdb":
         return _chdb_split()
-    base, per_store, datasets, snapshots = SPLIT_PLAN[name]
     cases = []
     for t_index, template in enumerate(TEMPLATES):
-        if (template.level == TPCH_LEVEL) != (name == "tpch"):
+        plan = _plan(name, template)
+        if plan is None:
             continue
+        base, per_store, datasets, snapshots = plan
         cross = template.level == 4
         stores = ("sqlite+lake",) if cross else STORES
         count = per_store * (2 if name == "eval" else 4) if cross else per_store
@@ -70,14 +82,14 @@ def build_split(name: str) -> list[dict[str, Any]]:
 
 
 def _chdb_split() -> list[dict[str, Any]]:
-    """The duckdb cases of eval and tpch, rebuilt from their own seeds with the store set to chdb."""
+    """The duckdb cases of eval, rebuilt from their own seeds with the store set to chdb."""
     cases = []
     s_index = STORES.index("duckdb")
     for t_index, template in enumerate(TEMPLATES):
-        if template.level == 4:
+        plan = _plan("eval", template)
+        if template.level == 4 or plan is None:
             continue
-        plan = "tpch" if template.level == TPCH_LEVEL else "eval"
-        base, _, datasets, snapshots = SPLIT_PLAN[plan]
+        base, _, datasets, snapshots = plan
         pool = snapshots if template.level == 6 else datasets
         cases.append(
             build_case(
