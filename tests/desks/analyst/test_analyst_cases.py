@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from batchgate_gym.desks.analyst.cases import CaseFormatError, load_cases
 from batchgate_gym.desks.analyst.generator import SPLITS, build_case, split_path, write_split
 from batchgate_gym.desks.analyst.prompt import task_text
-from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES
+from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, quarters_before, weeks_before
 from batchgate_gym.desks.analyst.sources import build_procedural
 from batchgate_gym.envs.analyst import AnalystDeskEnv
 
@@ -52,6 +53,30 @@ def test_train_tpch_and_chdb_are_what_their_plans_say() -> None:
     assert len(chdb) == len(in_duckdb) == 23 and {c.store for c in chdb} == {"chdb"}
     same = [(c.family, c.question, c.data, c.expected) for c in in_duckdb]
     assert [(c.family, c.question, c.data, c.expected) for c in chdb] == same
+
+
+def test_level6_periods_are_whole_consecutive_and_before_the_snapshot() -> None:
+    for offset in range(0, 400, 3):
+        cutoff = dt.date(2017, 11, 1) + dt.timedelta(days=offset)
+        for back in range(4):
+            (w1, w1_end), (w2, w2_end) = weeks_before(cutoff, back)
+            assert w1.weekday() == w2.weekday() == 0 and w1_end.weekday() == w2_end.weekday() == 6
+            assert w1_end - w1 == w2_end - w2 == dt.timedelta(days=6) and w2 == w1_end + dt.timedelta(days=1)
+            assert w2_end < cutoff <= w2_end + dt.timedelta(days=7 * back + 7)
+            (q1, q1_end), (q2, q2_end) = quarters_before(cutoff, back)
+            for start, end in ((q1, q1_end), (q2, q2_end)):
+                after = end + dt.timedelta(days=1)
+                assert start.day == after.day == 1 and start.month % 3 == after.month % 3 == 1
+                assert (after.year * 12 + after.month) - (start.year * 12 + start.month) == 3
+            assert q2 == q1_end + dt.timedelta(days=1) and q2_end < cutoff
+            if back:  # one further back: the later period becomes the earlier one
+                assert quarters_before(cutoff, back - 1)[0] == (q2, q2_end)
+                assert weeks_before(cutoff, back - 1)[0] == (w2, w2_end)
+        # the latest whole quarter: the one after it ends on or after the snapshot date
+        start = quarters_before(cutoff)[1][1] + dt.timedelta(days=1)
+        month = start.month + 3
+        after_next = dt.date(start.year + (month - 1) // 12, (month - 1) % 12 + 1, 1)
+        assert after_next - dt.timedelta(days=1) >= cutoff
 
 
 def _line(tmp_path: Path, change: dict, drop: str | None = None) -> Path:
