@@ -18,6 +18,7 @@ import numpy as np
 
 from batchgate_gym.kernel.case_sources import CaseSource, pick_procedural, resolve_cases
 
+from . import forking
 from .cases import AnalystCase, case_from_dict, load_cases
 from .generator.build import DEFAULT_SCALE, check_knobs, check_seed
 from .generator.splits import SPLITS
@@ -59,6 +60,7 @@ def _procedural(
 def build_procedural(seed: int, **knobs: Any) -> AnalystCase:
     """The procedural case of ``seed`` and ``knobs`` (built once per process)."""
     k = check_knobs(**knobs)
+    forking.enter()
     return _procedural(seed, k["level"], k["template"], k["store"], k["scale"])
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger
 
+from . import forking
 from .canonical import table_names
 from .cases import AnalystCase
 from .market import TABLES
@@ -109,6 +110,7 @@ class AnalystWorld:
         }
 
     def reset(self, case: AnalystCase) -> None:
+        forking.enter()
         self.close()
         self._case = case
         self.stores = StoreSet(case)
