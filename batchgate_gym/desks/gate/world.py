@@ -54,9 +54,11 @@ MART_SQL = (
     "SELECT COALESCE(SUM(o.amount), 0) FROM wh_orders o JOIN wh_customers c ON o.customer_id = c.customer_id"
 )
 _AMOUNT = ORDER_COLUMNS.index("amount")
-# Statements one world keeps compiled: an eval split's worth of checks, orphan counts
-# and loads (a compiled contract check holds about 22 KB).
-_CACHED_STATEMENTS = 128
+# Statements one world keeps compiled: an eval split's worth (32 cases) of checks,
+# orphan counts, loads and marts, each keyed by its case's schema (a compiled contract
+# check holds about 22 KB; a load or a mart a few KB). Cycling through more keyed
+# statements than this would miss on every one.
+_CACHED_STATEMENTS = 256
 _SMALL_CASE_ROWS = 2_000  # rows in the warehouse and staging together, for 1 KB pages
 _WIDEST_TABLE = max(len(columns) for columns in TABLE_COLUMNS.values())
 
@@ -213,6 +215,11 @@ class GateWorld:
     into it, so a reset costs a deserialize, not a database build. Each reset starts
     a new log whose first entry binds it to the case (its digest) and records the
     settings a replay needs (the SQL budget); ``log_key`` chains it with HMAC.
+
+    The world's own statements (loads, orphan counts, the mart) are keyed by the
+    schema, as the guard keys an agent's (:meth:`SqlGuard.keyed`): each is reused
+    over its own case's image and never runs compiled over another schema. When
+    every statement of an episode is cached, SQLite never parses the restored schema.
     """
 
     def __init__(self, budget: SqlBudget | None = None, log_key: bytes | None = None) -> None:
@@ -293,7 +300,8 @@ class GateWorld:
         return self._handlers[call.name](**call.args)
 
     def mart_usd(self) -> float:
-        return mart_usd(self.conn)
+        usd: float = self.conn.execute(self.guard.keyed(MART_SQL)).fetchone()[0]
+        return round(usd, 2)
 
     # -- replay ------------------------------------------------------------------------
     def reapply(self, entry: Mapping[str, Any]) -> None:
@@ -372,8 +380,9 @@ class GateWorld:
 
     def insert(self, batch: StagingBatch) -> None:
         """The loader itself: every row goes in, whatever it holds."""
+        insert = self.guard.keyed(_INSERT[batch.table])
         with transaction(self.conn):
-            self.conn.executemany(_INSERT[batch.table], self.prepared_case.inserts(batch))
+            self.conn.executemany(insert, self.prepared_case.inserts(batch))
         self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
 
     def orphans_now(self, batch: StagingBatch) -> int:
