@@ -14,36 +14,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from batchgate_gym.app.attacks import attack_table, run_attacks
-from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.app.report import report_text
 from batchgate_gym.app.shared import report_json
-from batchgate_gym.app.tables import markdown_table
 
 sys.path.insert(0, str(Path(__file__).parent))
-from analyst_seeds import group_table
-
-
-def ablation(results: dict[str, EvaluationResult], cases: list[Any]) -> str:
-    """Each policy's mean reward with one term removed (the rest renormalised to sum 1), and
-    with the abstention rule removed; per row, careful's smallest lead and what it reorders."""
-    from batchgate_gym.desks.analyst.ablation import ablated_means, answerability, caught_up, describe
-
-    variants = ablated_means({n: r.episodes for n, r in results.items()}, answerability(cases))
-    rows = []
-    for label, means in variants.items():
-        others = {n: m for n, m in means.items() if n != "careful"}
-        closest = max(others, key=lambda n: others[n])
-        lead = means["careful"] - others[closest]
-        reordered = "" if label == "full" else describe(caught_up(variants["full"], means))
-        rows.append(
-            [label, *(f"{float(m):.4f}" for m in means.values()), f"{float(lead):.4f} ({closest})", reordered]
-        )
-    return markdown_table(
-        ["", *results, "careful's smallest lead", "ties or reverses (worse ≥ better)"], rows
-    )
+from analyst_seeds import ablation, group_table
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """AnalystDesk at size: every attacker on N procedural seeds, and the reference agents on the train split.
 
 Writes ``benchmarks/results/analyst_seeds.md`` and ``.json``: the attack table
-(careful, the two baselines, every attacker) over the procedural cases that
+(careful, the baselines, every attacker) and its ablation over the procedural cases that
 ``reset(seed=s)`` draws for s in 0..N-1 (the same table ``batchgate attacks --desk
 analyst --seeds N`` prints), careful's mean reward per level and per store on those
 seeds, and the baseline table of ``batchgate report --desk analyst --split train``.
@@ -39,6 +39,26 @@ def group_table(results: dict[str, EvaluationResult], field: str) -> str:
     return markdown_table([field, *names], rows)
 
 
+def ablation(results: dict[str, EvaluationResult], cases: list[Any]) -> str:
+    """Each policy's mean reward with one term removed (the rest renormalised to sum 1), and
+    with the abstention rule removed; per row, careful's smallest lead and what it reorders."""
+    from batchgate_gym.desks.analyst.ablation import ablated_means, answerability, caught_up, describe
+
+    variants = ablated_means({n: r.episodes for n, r in results.items()}, answerability(cases))
+    rows = []
+    for label, means in variants.items():
+        others = {n: m for n, m in means.items() if n != "careful"}
+        closest = max(others, key=lambda n: others[n])
+        lead = means["careful"] - others[closest]
+        reordered = "" if label == "full" else describe(caught_up(variants["full"], means))
+        rows.append(
+            [label, *(f"{float(m):.4f}" for m in means.values()), f"{float(lead):.4f} ({closest})", reordered]
+        )
+    return markdown_table(
+        ["", *results, "careful's smallest lead", "ties or reverses (worse ≥ better)"], rows
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1000)
@@ -54,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         [
             f"### Attackers on {args.seeds} procedural seeds (`batchgate attacks --desk analyst --seeds {args.seeds}`)",
             attack_table(attacks, "analyst"),
+            f"### Ablation over every policy, {args.seeds} seeds (one term removed, the rest renormalised)",
+            ablation(attacks, cases),
             f"### Mean reward per level, {args.seeds} seeds",
             group_table(shown, "level"),
             f"### Mean reward per store, {args.seeds} seeds",
