@@ -29,6 +29,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _STRING
 from typing import Any
 
 from .codec import json_encoder
@@ -53,10 +54,39 @@ def canonical_json(value: Any) -> str:
 
 
 def _body_hash(body: Mapping[str, Any], key: bytes | None = None) -> str:
-    message = _CANONICAL(body).encode("ascii")
+    return _message_hash(_CANONICAL(body), key)
+
+
+def _message_hash(text: str, key: bytes | None) -> str:
+    message = text.encode("ascii")
     if key is None:
         return hashlib.sha256(message).hexdigest()
     return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _fields_hash(
+    seq: int, action: str, args: dict[str, Any], executed: bool, note: str, prev_hash: str, key: bytes | None
+) -> str:
+    """:func:`_body_hash` of the body these six fields make, its canonical text written
+    out field by field (the keys in sorted order) when each field is exactly of its type;
+    any other value goes through the encoder with the body, so the text is the same."""
+    exact = type(seq) is int and type(executed) is bool and type(args) is dict
+    if exact and type(action) is str and type(note) is str and type(prev_hash) is str:
+        return _message_hash(
+            f'{{"action":{_STRING(action)},"args":{_CANONICAL(args)},'
+            f'"executed":{"true" if executed else "false"},"note":{_STRING(note)},'
+            f'"prev_hash":{_STRING(prev_hash)},"seq":{int.__repr__(seq)}}}',
+            key,
+        )
+    body = {
+        "seq": seq,
+        "action": action,
+        "args": args,
+        "executed": executed,
+        "note": note,
+        "prev_hash": prev_hash,
+    }
+    return _body_hash(body, key)
 
 
 def entry_hash(entry: Mapping[str, Any], key: bytes | None = None) -> str:
@@ -132,15 +162,9 @@ class Ledger:
         if self._sealed:
             raise LogIntegrityError("the log is sealed; nothing more can be appended")
         prev = self._entries[-1].hash if self._entries else GENESIS
-        body: dict[str, Any] = {
-            "seq": len(self._entries),
-            "action": action,
-            "args": args,
-            "executed": executed,
-            "note": note,
-            "prev_hash": prev,
-        }
-        entry = LogEntry(hash=_body_hash(body, self._key), **body)  # body has no "hash" key yet
+        seq = len(self._entries)
+        digest = _fields_hash(seq, action, args, executed, note, prev, self._key)
+        entry = LogEntry(seq, action, args, executed, note, prev, digest)
         self._entries.append(entry)
         return entry
 
@@ -210,15 +234,10 @@ def _live_entry_holds(entry: LogEntry, position: int, prev: str, last: int, key:
         return False
     if (entry.action == SEAL_ACTION and position != last) or (entry.action == BEGIN_ACTION and position != 0):
         return False
-    body = {
-        "seq": entry.seq,
-        "action": entry.action,
-        "args": entry.args,
-        "executed": entry.executed,
-        "note": entry.note,
-        "prev_hash": entry.prev_hash,
-    }
-    return _body_hash(body, key) == entry.hash
+    digest = _fields_hash(
+        entry.seq, entry.action, entry.args, entry.executed, entry.note, entry.prev_hash, key
+    )
+    return digest == entry.hash
 
 
 ENTRY_FIELDS = {
