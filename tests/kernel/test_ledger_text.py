@@ -36,12 +36,6 @@ class Word(str):
 def test_field_by_field_text_hashes_as_the_encoder_does(
     seq: Any, action: Any, args: Any, executed: Any, note: Any, prev_hash: Any, key: Any
 ) -> None:
-    body = {
-        "seq": seq,
-        "action": action,
-        "args": args,
-        "executed": executed,
-        "note": note,
-        "prev_hash": prev_hash,
-    }
-    assert _fields_hash(seq, action, args, executed, note, prev_hash, key) == _body_hash(body, key)
+    fields = (seq, action, args, executed, note, prev_hash)
+    body = dict(zip(("seq", "action", "args", "executed", "note", "prev_hash"), fields, strict=True))
+    assert _fields_hash(*fields, key) == _body_hash(body, key)
