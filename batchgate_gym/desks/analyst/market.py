@@ -56,6 +56,9 @@ class Change:
     days: int = 7
 
 
+SNAPSHOT_VERSION = "cut2"  # bumped when :func:`cut` changes what a snapshot holds
+
+
 @dataclass(frozen=True, slots=True)
 class DataSpec:
     """What the rows of one dataset are a function of."""
@@ -70,6 +73,8 @@ class DataSpec:
         if self.tpch is not None:
             return f"tpch-sf{self.tpch:g}"
         parts = [str(self.seed), str(self.scale), str(self.cutoff or "-")]
+        if self.cutoff is not None:
+            parts.append(SNAPSHOT_VERSION)  # a snapshot cached under an older cut is not reused
         if self.change is not None:
             parts.append(f"{self.change.state}+{self.change.days}@{self.change.start}")
         return "_".join(parts)
@@ -287,8 +292,17 @@ def apply_change(tables: dict[str, pl.DataFrame], change: Change) -> dict[str, p
 
 
 def cut(tables: dict[str, pl.DataFrame], cutoff: dt.date) -> dict[str, pl.DataFrame]:
-    """The snapshot taken on ``cutoff``: later orders absent, later deliveries and reviews hidden."""
+    """The snapshot taken on ``cutoff``: later orders absent, later deliveries and reviews hidden.
+
+    An order delivered after the cutoff was still on its way on the day: it reads
+    ``shipped``, not ``delivered`` (with its date hidden it would otherwise pass for
+    a delivered order whose date was never recorded, and tell the future).
+    """
     orders = tables["orders"].filter(pl.col("purchased_at") <= cutoff)
+    in_transit = (pl.col("status") == "delivered") & (pl.col("delivered_at") > cutoff)
+    orders = orders.with_columns(
+        pl.when(in_transit).then(pl.lit("shipped")).otherwise(pl.col("status")).alias("status")
+    )
     orders = orders.with_columns(
         *(
             pl.when(pl.col(c) <= cutoff).then(pl.col(c)).otherwise(None).alias(c)

@@ -133,3 +133,24 @@ def test_the_task_never_shows_the_reference_or_answerability() -> None:
     count = next(c for c in cases if c.family == "count-status")
     shape = [task_text(c, 16).split("Answer shape:")[1].split("\n")[0] for c in (profit, count)]
     assert shape[0] == shape[1]
+
+
+def test_a_snapshot_shows_orders_delivered_later_as_still_shipped() -> None:
+    import datetime as dt
+
+    import polars as pl
+
+    from batchgate_gym.desks.analyst.market import DataSpec, generate
+
+    cutoff = dt.date(2018, 4, 10)
+    full = generate(DataSpec(3, 2000))["orders"]
+    snap = generate(DataSpec(3, 2000, cutoff))["orders"]
+    later = full.filter((pl.col("status") == "delivered") & (pl.col("delivered_at") > cutoff))
+    assert later.height > 0
+    seen = snap.join(later.select("order_id"), on="order_id")
+    assert seen.height == later.filter(pl.col("purchased_at") <= cutoff).height > 0
+    assert set(seen["status"]) == {"shipped"} and seen["delivered_at"].null_count() == seen.height
+    # A delivered order without a date in the snapshot is one the export never dated.
+    undated = snap.filter((pl.col("status") == "delivered") & pl.col("delivered_at").is_null())
+    was = full.join(undated.select("order_id"), on="order_id")
+    assert was["delivered_at"].null_count() == was.height
