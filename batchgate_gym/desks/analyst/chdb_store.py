@@ -13,9 +13,17 @@ outer joins and empty aggregates, no spilling to disk) and then sets
 Before a query runs, ClickHouse's own parse tree must show exactly one SELECT with
 no ``SETTINGS``, ``FORMAT`` or ``INTO OUTFILE`` (read-only mode does not stop
 ``INTO OUTFILE`` writing a file), and its analysed query tree must read only the
-case's tables, call no table function, and call none of the scalar functions that
-reach outside (``file`` reads any path even in read-only mode). What the query
-read (``tables_read``) comes from that tree, CTEs resolved.
+case's tables, call no table function, and call only allowed functions: every
+aggregate and window function, and the ordinary functions of the engine's own
+categories that compute on values (arithmetic, strings, dates, arrays, JSON, ...;
+:data:`VALUE_CATEGORIES`) plus a few value functions the engine files under
+"Other" (:data:`VALUE_OTHERS`). Anything else is refused by default: functions
+that read files (``file`` reads any path even in read-only mode), reach a
+network or an AI provider, read dictionaries or other tables (``joinGet``,
+``hasColumnInTable``), or tell the host, the server's settings, paths or
+version, or the query's id. The query tree names functions canonically
+(``mod`` is ``modulo``), so an alias cannot slip past. What the query read
+(``tables_read``) comes from that tree, CTEs resolved.
 
 Without the ``analyst-chdb`` extra the store cannot start, and says which extra
 to install.
@@ -37,29 +45,30 @@ from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, query_tex
 EXTRA = "analyst-chdb"
 CHDB_SECONDS = 2.0
 CHDB_MEMORY_BYTES = 128 * 1024 * 1024
-# Scalar functions that reach outside the case's tables (files, network, other
-# servers, the engine's own settings and environment).
-OUTSIDE_FUNCTIONS = frozenset(
+# The engine's function categories whose ordinary functions only compute on their arguments.
+VALUE_CATEGORIES = frozenset(
     {
-        "file",
-        "url",
-        "s3",
-        "remote",
-        "remotesecure",
-        "getsetting",
-        "getsettingordefault",
-        "getmacro",
-        "getserverport",
-        "hostname",
-        "fqdn",
-        "filesystemavailable",
-        "filesystemcapacity",
-        "filesystemunreserved",
-        "getclientsetting",
-        "currentprofiles",
-        "currentroles",
+        "Arithmetic", "Arrays", "Bit", "Bitmap", "Comparison", "Conditional", "Dates and Times",
+        "Distance", "Encoding", "Financial", "Geo", "Geo Polygon", "Hash", "IP Address", "Internal",
+        "JSON", "Logical", "Map", "Mathematical", "Null", "NumericIndexedVector", "QBit",
+        "Random Number", "Rounding", "String", "String Replacement", "String Search",
+        "String Splitting", "Time Series", "Time Window", "Tuple", "Type Conversion", "URL", "UUID",
     }
-)
+)  # fmt: skip
+# Value functions the engine files under "Other" (the rest of "Other" tells about the host or server).
+VALUE_OTHERS = frozenset(
+    {
+        "byteSize", "countDigits", "defaultValueOfArgumentType", "defaultValueOfTypeName",
+        "finalizeAggregation", "formatReadableDecimalSize", "formatReadableQuantity", "formatReadableSize",
+        "formatReadableTimeDelta", "getSizeOfEnumType", "getSubcolumn", "identity", "ignore", "indexHint",
+        "initializeAggregation", "isConstant", "isDecimalOverflow", "materialize", "neighbor",
+        "parseISO8601Duration", "parseReadableSize", "parseReadableSizeOrNull", "parseReadableSizeOrZero",
+        "parseTimeDelta", "runningAccumulate", "runningDifference", "runningDifferenceStartingWithFirstValue",
+        "throwIf", "toColumnTypeName", "toTypeName", "transform", "variantElement", "variantType",
+        "visibleWidth",
+    }
+)  # fmt: skip
+_ALLOWED: list[frozenset[str]] = []  # the ordinary functions allowed, read from the engine once
 LOADED_DATASETS = 8  # datasets kept loaded in the process; the least recently opened is dropped
 _LOADED: OrderedDict[str, None] = OrderedDict()
 _LOAD_LOCK = threading.Lock()
@@ -68,7 +77,7 @@ _LOAD_LOCK = threading.Lock()
 _LOADER: list[Any] = []
 _TABLE = re.compile(r"^\s*TABLE id: \d+.*table_name: (\S+?)(?:,|$)")
 _TABLE_FUNCTION = re.compile(r"table_function_name: (\w+)")
-_FUNCTION = re.compile(r"function_name: (\w+)")
+_FUNCTION = re.compile(r"function_name: (\w+), function_type: (\w+)")
 
 
 def chdb_module() -> Any:
@@ -80,6 +89,26 @@ def chdb_module() -> Any:
             f"the chdb store needs the optional '{EXTRA}' extra: pip install 'batchgate-gym[{EXTRA}]'"
         ) from None
     return chdb
+
+
+def allowed_functions(con: Any) -> frozenset[str]:
+    """The ordinary functions a query may call, from the engine's own catalogue (read once)."""
+    if not _ALLOWED:
+        body = json.loads(
+            con.query(
+                "SELECT name, categories FROM system.functions WHERE alias_to = '' AND is_aggregate = 0",
+                "JSONCompact",
+            ).bytes()
+        )
+        _ALLOWED.append(
+            frozenset(
+                name
+                for name, categories in body["data"]
+                if name in VALUE_OTHERS
+                or (categories and {c.strip() for c in categories.split(",")} <= VALUE_CATEGORIES)
+            )
+        )
+    return _ALLOWED[0]
 
 
 def database_name(spec: DataSpec) -> str:
@@ -146,6 +175,8 @@ class ChdbStore:
         self.seconds = CHDB_SECONDS if seconds is None else seconds
         try:
             self.db = _load(self._chdb, spec)
+            with _LOAD_LOCK:
+                self._allowed = allowed_functions(_LOADER[0])
             self._tables = tuple(sorted(table_names(spec)))
             self.con = self._connect()
         except StoreFailure:
@@ -229,7 +260,7 @@ class ChdbStore:
             if function:
                 raise StoreRefused(f"table function {function.group(1)} is not available")
             called = _FUNCTION.search(line)
-            if called and called.group(1).lower() in OUTSIDE_FUNCTIONS:
+            if called and called.group(2) == "ordinary" and called.group(1) not in self._allowed:
                 raise StoreRefused(f"function {called.group(1)} is not available")
             table = _TABLE.match(line)
             if table:

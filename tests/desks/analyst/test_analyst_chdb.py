@@ -83,6 +83,21 @@ NETWORK = [
     "SELECT * FROM mysql('127.0.0.1:3306', 'db', 't', 'u', 'p')",
     "SELECT * FROM postgresql('127.0.0.1:5432', 'db', 't', 'u', 'p')",
 ]
+# Functions that tell about the host, the server or other databases, or reach a provider:
+# refused by the allow-list whatever table the query reads.
+OUTSIDE = [
+    "SELECT getServerSetting('path') FROM orders LIMIT 1",
+    "SELECT getOSKernelVersion() FROM orders LIMIT 1",
+    "SELECT hasColumnInTable('system', 'tables', 'name') FROM orders LIMIT 1",
+    "SELECT displayName(), hostName() FROM orders LIMIT 1",
+    "SELECT version(), buildId(), uptime() FROM orders LIMIT 1",
+    "SELECT queryID() FROM orders LIMIT 1",
+    "SELECT currentDatabase(), currentUser(), tcpPort() FROM orders LIMIT 1",
+    "SELECT aiGenerate('hello') FROM orders LIMIT 1",
+    "SELECT joinGet('x', 'y', 1) FROM orders LIMIT 1",
+    "SELECT dictGet('d', 'a', 1) FROM orders LIMIT 1",
+    "SELECT MOD(5, 2), FQDN() FROM orders LIMIT 1",
+]
 HUGE = [
     "SELECT * FROM orders a, orders b, orders c, orders d",
     "SELECT count() FROM order_items a, order_items b, order_items c",
@@ -109,7 +124,9 @@ def _files() -> set[Path]:
 
 
 @needs_chdb
-@pytest.mark.parametrize("queries", [WRITES, FILES, NETWORK], ids=["writes", "files", "network"])
+@pytest.mark.parametrize(
+    "queries", [WRITES, FILES, NETWORK, OUTSIDE], ids=["writes", "files", "network", "outside"]
+)
 def test_refused(store, queries: list[str]) -> None:
     before, files = _fingerprint(store), _files()
     refuse_all(store, queries)
@@ -124,6 +141,17 @@ def test_refused(store, queries: list[str]) -> None:
 def test_bounded(store, query: str) -> None:
     run_bounded(store, query, BUDGET)
     assert store.run("SELECT count() AS n FROM orders").rows == [[300]]
+
+
+@needs_chdb
+def test_value_functions_run_under_their_aliases(store) -> None:
+    result = store.run(
+        "SELECT mod(7, 3) AS m, replace(status, 'e', 'E') AS r, toYYYYMM(purchased_at) AS ym, "
+        "countIf(status = 'delivered') OVER () AS n, toTypeName(1) AS t FROM orders ORDER BY order_id LIMIT 1"
+    )
+    assert result.rows[0][0] == 1 and result.rows[0][4] == "UInt8" and result.tables_read == ("orders",)
+    with pytest.raises(StoreRefused, match="function getOSKernelVersion is not available"):
+        store.run("SELECT getOSKernelVersion() FROM orders LIMIT 1")
 
 
 @needs_chdb
