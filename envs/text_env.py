@@ -184,11 +184,11 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         case = self.source.pick(self.np_random, options or {})
-        self.world.reset(case)
+        world, limits, adapter = self.world, self.limits, self.adapter
+        world.reset(case)
         self.case = case
-        self.episode = Episode(self.world, self.limits, self.adapter.ending)
-        text = self.adapter.task_text(case, self.limits.max_turns)
-        observation = cut(text, self.limits.max_observation_chars)
+        self.episode = Episode(world, limits, adapter.ending)
+        observation = cut(adapter.task_text(case, limits.max_turns), limits.max_observation_chars)
         if self.render_mode == "ansi":
             self._transcript = [observation]
         return observation, {"turn": 0, "calls": 0}

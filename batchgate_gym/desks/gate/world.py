@@ -86,8 +86,12 @@ class PreparedCase:
     listing: Mapping[str, Any]  # read-only: every world of this case hands it out
     reference_mart: float  # the mart had every clean batch been loaded once, customers first
     schema: SchemaKey | None = None  # the image's schema as a guard reads it, read once
+    digest: str = field(init=False)  # the case's, which every log of it begins by naming
     _profiles: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     _inserts: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.digest = self.case.digest
 
     def inserts(self, batch: StagingBatch) -> list[tuple[Any, ...]]:
         """The rows the loader writes for ``batch`` (amounts as it stores them), made on
@@ -256,24 +260,25 @@ class GateWorld:
         return self._settings
 
     def _reset_state(self) -> None:
-        self.ledger = self.new_ledger()
-        if self.prepared is None:
+        ledger = self.ledger = self.new_ledger()
+        prepared = self.prepared
+        if prepared is None:
             return
-        digest = self.prepared.case.digest
-        first = self._first_entries.get(digest)
+        first = self._first_entries.get(prepared.digest)
         if first is None:
             if len(self._first_entries) >= 1024:  # procedural play meets each case once
                 self._first_entries.clear()
-            first = self._first_entries[digest] = self.ledger.begin(digest, self.log_settings())
+            first = ledger.begin(prepared.digest, self.log_settings())
+            self._first_entries[prepared.digest] = first
         else:
-            self.ledger.begin_as(first)
+            ledger.begin_as(first)
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None
 
     def reset(self, case: Case) -> None:
-        self.prepared = prepare(case)
-        restore(self.guard, self.prepared.image, self.prepared.schema)
+        prepared = self.prepared = prepare(case)
+        restore(self.guard, prepared.image, prepared.schema)
         self._reset_state()
 
     @property
