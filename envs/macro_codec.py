@@ -37,6 +37,9 @@ _SLOT_HEAD = 7  # present, orders, customers, rows, loaded, quarantined, profile
 _PROFILE_FEATURES = 2 * len(PROFILE_COLUMNS) + 8
 SLOT_FEATURES = _SLOT_HEAD + 3 * len(RULE_NAMES) + _PROFILE_FEATURES
 _MOVE_AT = {move: index for index, move in enumerate(SLOT_MOVES)}  # a move's place in a slot
+_CHECK_AT = {name: _MOVE_AT["check:" + name] for name in RULE_NAMES}
+_QUARANTINE_AT = {name: _MOVE_AT["quarantine:" + name] for name in RULE_NAMES}
+_UNCHECKED = (0.0, 0.0, 0.0)  # a rule's three check features before any check
 _TOOL_OF_MOVE = {
     "profile": "profile_batch",
     "check": "run_sql",
@@ -88,6 +91,10 @@ class SlotState:
     rules: dict[str, Rule] = field(default_factory=dict)  # this table's rules, from the contract read
     loaded: bool = False
     quarantined: bool = False
+    # (profile, contract, rows, their features): the features kept while those stay the same
+    profile_features: tuple[Any, Any, int, list[float]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def decided(self) -> bool:
@@ -187,17 +194,20 @@ class MacroTracker:
         changed. Submitting is always allowed. An ``np.int8`` array, 1 where allowed:
         the dtype ``Discrete.sample(mask=...)`` requires."""
         allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
-        allowed[self.layout.submit] = 1
+        on = [self.layout.submit]
         for slot, state in enumerate(self.slots):
             if state.decided:
                 continue
             base = slot * len(SLOT_MOVES)
-            allowed[base + _MOVE_AT["profile"]] = state.profile is None
-            allowed[base + _MOVE_AT["load"]] = True
+            on.append(base + _MOVE_AT["load"])
+            if state.profile is None:
+                on.append(base + _MOVE_AT["profile"])
             for name in state.rules:
-                fresh = name in state.checks and state.checks[name][1] == self.load_epoch
-                allowed[base + _MOVE_AT["check:" + name]] = not fresh
-                allowed[base + _MOVE_AT["quarantine:" + name]] = True
+                found = state.checks.get(name)
+                if found is None or found[1] != self.load_epoch:  # not answered since the last load
+                    on.append(base + _CHECK_AT[name])
+                on.append(base + _QUARANTINE_AT[name])
+        allowed[on] = 1
         return allowed
 
     def vector(self) -> np.ndarray:
@@ -220,10 +230,21 @@ class MacroTracker:
         ]
         checks: list[float] = []
         for name in RULE_NAMES:
-            failing, epoch = state.checks.get(name, (0, -1))
-            checked = name in state.checks
-            checks += [float(checked and epoch == self.load_epoch), float(checked), float(failing > 0)]
-        return head + checks + profile_features(state.profile, rows, self.contract)
+            found = state.checks.get(name)  # (rows failing, load epoch)
+            checks += (
+                _UNCHECKED
+                if found is None
+                else (float(found[1] == self.load_epoch), 1.0, float(found[0] > 0))
+            )
+        return head + checks + self._profile_part(state, rows)
+
+    def _profile_part(self, state: SlotState, rows: int) -> list[float]:
+        """:func:`profile_features` of the slot, made again only when its inputs change."""
+        kept = state.profile_features
+        if kept is None or kept[0] is not state.profile or kept[1] is not self.contract or kept[2] != rows:
+            kept = (state.profile, self.contract, rows, profile_features(state.profile, rows, self.contract))
+            state.profile_features = kept
+        return kept[3]
 
 
 def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:

@@ -39,10 +39,21 @@ class Rule:
 
 
 def contract_rules(table: str, contract: dict[str, Any]) -> tuple[Rule, ...]:
-    """The rules of ``table`` ("orders" or "customers"), in the order careful cites them."""
+    """The rules of ``table`` ("orders" or "customers"), in the order careful cites them.
+
+    Built once per table and contract values (rules are immutable, so every agent
+    reading the same contract shares them): the macro interface asks at every reset.
+    """
     window, limits = contract["reporting_window"], contract["limits"]
-    pairs = _order_rules(window, limits) if table == "orders" else _customer_rules(window, limits)
-    return tuple(Rule(table, *name.split("__", 1), *condition) for name, *condition in pairs)
+    key = (table, repr(window), repr(limits))
+    rules = _RULES.get(key)
+    if rules is None:
+        pairs = _order_rules(window, limits) if table == "orders" else _customer_rules(window, limits)
+        rules = tuple(Rule(table, *name.split("__", 1), *condition) for name, *condition in pairs)
+        if len(_RULES) >= _MAX_TEMPLATES:
+            _RULES.clear()
+        _RULES[key] = rules
+    return rules
 
 
 def quoted_table(batch: dict[str, Any]) -> str:
@@ -64,6 +75,7 @@ def check_query(batch: dict[str, Any], contract: dict[str, Any]) -> str:
 
 
 _CHECK_TEMPLATES: dict[tuple[str, str, str], str] = {}
+_RULES: dict[tuple[str, str, str], tuple[Rule, ...]] = {}  # (table, window, limits) -> its rules
 _MAX_TEMPLATES = 256
 
 
