@@ -302,6 +302,8 @@ def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str
     spec = tools.get(name)
     if spec is None:
         raise ActionError(f"unknown tool {escape(name[:80])!r}; tools are: {', '.join(tools)}")
+    if not args and _plainly_given(spec, kwargs):
+        return ToolCall(name, {p.name: kwargs[p.name] for p in spec.params})
     if len(args) > len(spec.params):
         raise ActionError(f"{spec.signature} takes {len(spec.params)} arguments, {len(args)} given")
     bound = dict(zip((p.name for p in spec.params), args, strict=False))
@@ -322,6 +324,26 @@ def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str
         elif not (param.default is None and bound[param.name] is None):
             bound[param.name] = _checked(spec, param, bound[param.name])
     return ToolCall(name, {p.name: bound[p.name] for p in spec.params})
+
+
+def _plainly_given(spec: ToolSpec, kwargs: dict[str, Any]) -> bool:
+    """Every parameter given by name, each a string where a string is wanted or a list
+    of strings where one is: the binding below would keep each value as it is."""
+    if len(kwargs) != len(spec.params):
+        return False
+    for param in spec.params:
+        value = kwargs.get(param.name, _ABSENT)
+        if param.kind is str:
+            plain = type(value) is str
+        else:
+            listed = param.kind is list and param.items is str and type(value) is list
+            plain = listed and all(type(item) is str for item in value)
+        if not plain:
+            return False
+    return True
+
+
+_ABSENT = object()
 
 
 def _fits(kind: type, value: Any) -> bool:
