@@ -474,7 +474,8 @@ def _digest_of_rows(conn: sqlite3.Connection) -> str:
     rows = tuple(conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall())
     digest = _SCHEMA_DIGESTS.get(rows)
     if digest is None:
-        digest = hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()
+        # repr(sorted(rows, key=repr)), each row's repr made once
+        digest = hashlib.sha256(("[" + ", ".join(sorted(map(repr, rows))) + "]").encode()).hexdigest()
         if len(_SCHEMA_DIGESTS) >= _SCHEMA_DIGESTS_MAX:
             _SCHEMA_DIGESTS.clear()
         _SCHEMA_DIGESTS[rows] = digest

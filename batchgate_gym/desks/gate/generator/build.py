@@ -148,7 +148,8 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
 
 
 def _rows_pair(value: Any) -> tuple[int, int]:
-    pair = (value, value) if as_int(value) is not None else value
+    # A pair first: asking whether a tuple is an integer is a slow protocol check.
+    pair = value if isinstance(value, (tuple, list)) else (value, value)
     if isinstance(pair, (tuple, list)) and len(pair) == 2:
         low, high = (as_int(n) for n in pair)
         if low is not None and high is not None and 1 <= low <= high <= MAX_ROWS_PER_BATCH:
