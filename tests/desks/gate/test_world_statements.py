@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 
-from worldcase import small_case
+from worldcase import customer, small_case, small_case_dict
 
-from batchgate_gym.desks.gate.cases import Case
-from batchgate_gym.desks.gate.world import _SCHEMA, GateWorld, PreparedCase, prepare
+from batchgate_gym.desks.gate.cases import Case, load_cases
+from batchgate_gym.desks.gate.sources import split_cases
+from batchgate_gym.desks.gate.world import _SCHEMA, MART_SQL, GateWorld, PreparedCase, prepare
 from batchgate_gym.kernel.sqlguard import schema_key
 from batchgate_gym.kernel.sqlite_image import open_connection, schema_image
 
@@ -88,3 +89,43 @@ def _swapped_image(case: Case) -> PreparedCase:
     pages = dict(conn.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'").fetchall())
     assert pages["wh_orders"] < pages["wh_customers"]  # the other order from the built image
     return PreparedCase(case, conn.serialize(), original.listing, original.reference_mart, schema_key(conn))
+
+
+def _odd_customers_case() -> dict:
+    """The small case with a customers batch of awkward cells: numeric-looking, blank,
+    padded, non-ASCII, a quote."""
+    case = small_case_dict()
+    odd = ["00123", "1e5", "", " C9 ", "Zoë", "O'Brien", "-0", "nan"]
+    for batch in case["batches"]:
+        if batch["table"] == "customers":
+            batch["rows"] += [
+                {**customer(f"X{i}"), "email": cell, "country": cell} for i, cell in enumerate(odd)
+            ]
+    return case
+
+
+_CUSTOMERS = "SELECT rowid, customer_id, typeof(customer_id), email, country, signup_date FROM wh_customers"
+
+
+def test_a_customers_load_copied_in_sqlite_stores_what_binding_the_rows_stores():
+    """The loader copies a customers batch from staging; binding its rows in Python (as
+    orders batches still are) must give the same warehouse, row for row, types included."""
+    cases = load_cases([_odd_customers_case()])
+    for case in [*cases, *split_cases("eval")]:
+        for batch in case.batches:
+            if batch.table != "customers":
+                continue
+            world = GateWorld()
+            world.reset(case)
+            twin = sqlite3.connect(":memory:")
+            twin.deserialize(prepare(case).image)
+            world.insert(batch)
+            world.insert(batch)  # twice: the copy appends, as binding does
+            for _ in range(2):
+                twin.executemany("INSERT INTO wh_customers VALUES (?, ?, ?, ?)", batch.rows)
+            order = " ORDER BY rowid"
+            assert (
+                world.conn.execute(_CUSTOMERS + order).fetchall()
+                == twin.execute(_CUSTOMERS + order).fetchall()
+            )
+            assert world.mart_usd() == round(twin.execute(MART_SQL).fetchone()[0], 2)
