@@ -304,8 +304,15 @@ class GateWorld:
     def call(self, call: ToolCall) -> Mapping[str, Any]:
         return self._handlers[call.name](**call.args)
 
+    def _keyed(self, sql: str) -> str:
+        """``sql`` keyed by the schema of the image restored, as :meth:`SqlGuard.keyed`
+        keys it: nothing changes the schema during an episode (the world's statements
+        write rows only, and the guard refuses an agent's DDL), so it is not read again."""
+        schema = self.prepared_case.schema
+        return self.guard.keyed(sql) if schema is None else f"/* schema {schema[1]} */ {sql}"
+
     def mart_usd(self) -> float:
-        usd: float = self.conn.execute(self.guard.keyed(MART_SQL)).fetchone()[0]
+        usd: float = self.conn.execute(self._keyed(MART_SQL)).fetchone()[0]
         return round(usd, 2)
 
     # -- replay ------------------------------------------------------------------------
@@ -393,9 +400,9 @@ class GateWorld:
         with transaction(self.conn):
             if batch.table == "customers":
                 copy = _FROM_STAGING["customers"].format(staging=batch.staging_table)
-                self.conn.execute(self.guard.keyed(copy))
+                self.conn.execute(self._keyed(copy))
             else:
-                insert = self.guard.keyed(_INSERT[batch.table])
+                insert = self._keyed(_INSERT[batch.table])
                 self.conn.executemany(insert, self.prepared_case.inserts(batch))
         self.load_counts[batch.batch_id] = self.load_counts.get(batch.batch_id, 0) + 1
 
@@ -407,7 +414,7 @@ class GateWorld:
             f'SELECT COUNT(*) FROM "{batch.staging_table}" WHERE customer_id NOT IN'
             " (SELECT customer_id FROM wh_customers)"
         )
-        count: int = self.conn.execute(self.guard.keyed(query)).fetchone()[0]
+        count: int = self.conn.execute(self._keyed(query)).fetchone()[0]
         return count
 
     def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
