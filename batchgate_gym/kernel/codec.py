@@ -142,6 +142,9 @@ class ToolCall:
 
 def literal(value: Any) -> str:
     """A value as call syntax reads it back: JSON, but ``True``, ``False`` and ``None``."""
+    if isinstance(value, str):
+        text: str = encode_basestring_ascii(value)  # what json.dumps gives a string
+        return text
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, list | tuple):
