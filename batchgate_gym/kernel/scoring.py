@@ -9,6 +9,7 @@ so that a mean over many cases prints the same digits on every Python.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from fractions import Fraction
 from numbers import Rational
@@ -65,10 +66,16 @@ class WeightedScore:
         """The reward, then each term (as floats, in weight order), then each metric as it is."""
         out: dict[str, Any] = {"reward": float(self.reward)}
         out.update({name: float(getattr(self, name)) for name in self.WEIGHTS})
-        for field in dataclasses.fields(self):  # type: ignore[arg-type]
-            if field.name not in self.WEIGHTS:
-                out[field.name] = getattr(self, field.name)
+        for name in _metric_names(type(self)):
+            out[name] = getattr(self, name)
         return out
+
+
+@functools.cache
+def _metric_names(score: type) -> tuple[str, ...]:
+    """The fields of a score class that are not weighted terms, in declaration order."""
+    weights = score.WEIGHTS  # type: ignore[attr-defined]
+    return tuple(field.name for field in dataclasses.fields(score) if field.name not in weights)
 
 
 __all__ = ["WeightedScore", "checked_weights", "weighted_sum"]
