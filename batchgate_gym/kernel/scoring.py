@@ -9,7 +9,6 @@ so that a mean over many cases prints the same digits on every Python.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from fractions import Fraction
 from numbers import Rational
@@ -71,11 +70,16 @@ class WeightedScore:
         return out
 
 
-@functools.cache
-def _metric_names(score: type) -> tuple[str, ...]:
+def _metric_names(score: type[WeightedScore]) -> tuple[str, ...]:
     """The fields of a score class that are not weighted terms, in declaration order."""
-    weights = score.WEIGHTS  # type: ignore[attr-defined]
-    return tuple(field.name for field in dataclasses.fields(score) if field.name not in weights)
+    names = _METRIC_NAMES.get(score)
+    if names is None:
+        fields = dataclasses.fields(score)  # type: ignore[arg-type]
+        names = _METRIC_NAMES[score] = tuple(f.name for f in fields if f.name not in score.WEIGHTS)
+    return names
+
+
+_METRIC_NAMES: dict[type, tuple[str, ...]] = {}  # score class -> its metric field names
 
 
 __all__ = ["WeightedScore", "checked_weights", "weighted_sum"]
