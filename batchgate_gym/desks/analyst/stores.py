@@ -80,6 +80,12 @@ SIZED_FUNCTIONS = frozenset(
 )
 
 
+# DuckDB's catalogue and settings functions: they tell the store's files, paths and settings,
+# none of it the case's data (``information_schema`` stays: it lists the store's own tables).
+ENGINE_PREFIXES = ("duckdb_", "pragma_")
+ENGINE_FUNCTIONS = frozenset({"current_setting", "getvariable", "which_secret"})
+
+
 class StoreRefused(Exception):
     """The agent's query was refused, failed or was stopped at a budget."""
 
@@ -339,26 +345,34 @@ class DuckStore:
             raise StoreRefused("one statement at a time")
         if statements[0].type != self._duckdb.StatementType.SELECT:
             raise StoreRefused("only SELECT statements are allowed")
-        called = sorted(self._functions(sql) & SIZED_FUNCTIONS)
+        functions, tables = self._names(sql)
+        called = sorted(functions & SIZED_FUNCTIONS)
         if called:
             raise StoreRefused(
                 f"function {called[0]} is not available: its output size is set by an argument"
             )
+        engine = sorted(
+            n for n in functions | tables if n in ENGINE_FUNCTIONS or n.startswith(ENGINE_PREFIXES)
+        )
+        if engine:
+            raise StoreRefused(f"{engine[0]} is not available: it reads the engine, not the case's data")
         return sql
 
-    def _functions(self, sql: str) -> set[str]:
-        """Every function name the statement calls, from DuckDB's own parse tree."""
+    def _names(self, sql: str) -> tuple[set[str], set[str]]:
+        """Every function name the statement calls and every table it names, from DuckDB's own parse tree."""
         try:
             tree = json.loads(self.con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
         except self._duckdb.Error as exc:
             raise StoreRefused(_first_line(exc)) from None
         if tree.get("error"):
             raise StoreRefused(str(tree.get("error_message", "the query does not parse"))[:300])
-        return {
-            str(node["function_name"]).lower()
-            for node in _walk(tree)
-            if isinstance(node.get("function_name"), str)
-        }
+        functions, tables = set(), set()
+        for node in _walk(tree):
+            if isinstance(node.get("function_name"), str):
+                functions.add(str(node["function_name"]).lower())
+            if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
+                tables.add(node["table_name"].lower())
+        return functions, tables
 
     def _tables_read(self, sql: str) -> tuple[str, ...]:
         """The store's tables ``sql`` names outside its CTEs; none when its plan scans nothing."""

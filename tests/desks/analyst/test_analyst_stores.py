@@ -68,6 +68,16 @@ NETWORK = [
     "SELECT * FROM read_csv('http://127.0.0.1:1/x.csv')",
     "SELECT * FROM read_json('s3://bucket/x.json')",
 ]
+# The engine's own catalogue and settings: its files, paths and settings, none of it the case's data.
+ENGINE = [
+    "SELECT current_setting('allowed_directories')",
+    "SELECT * FROM duckdb_settings()",
+    "SELECT * FROM duckdb_databases()",
+    "SELECT sql FROM duckdb_views()",
+    "SELECT * FROM pragma_database_list",
+    "SELECT * FROM main.duckdb_tables()",
+    "SELECT * FROM pragma_table_info('orders')",
+]
 HUGE = [
     "SELECT * FROM orders a, orders b, orders c, orders d",
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
@@ -97,7 +107,9 @@ def _files(kind: str) -> set[Path]:
 
 
 @pytest.mark.parametrize(
-    "queries", [WRITES, FILES, EXTENSIONS, NETWORK], ids=["writes", "files", "extensions", "network"]
+    "queries",
+    [WRITES, FILES, EXTENSIONS, NETWORK, ENGINE],
+    ids=["writes", "files", "extensions", "network", "engine"],
 )
 def test_refused(store, queries: list[str]) -> None:
     before, files = _fingerprint(store), _files(store.name)
