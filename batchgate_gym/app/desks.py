@@ -162,6 +162,9 @@ class Desk:
     # Fields of an episode's final info that its row of a JSON report carries (the analyst
     # desk's level and store), beside the family.
     case_fields: tuple[str, ...] = ()
+    # How ``--jobs`` worker processes start: "fork" is cheapest; a desk whose libraries keep
+    # thread pools that do not survive fork (the analyst desk's polars and chDB) asks "spawn".
+    start_method: str = "fork"
 
     @property
     def shown_metrics(self) -> tuple[Metric, ...]:

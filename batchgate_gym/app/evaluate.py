@@ -279,12 +279,20 @@ def evaluate(
         elif n_jobs <= 1:
             episodes = _run_job(_Job(policy, kwargs, resets, desk), bar.update)
         else:
-            with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=_start(desk)) as pool:
                 for chunk in pool.map(_run_job, jobs):
                     episodes.extend(chunk)
                     bar.update(len(chunk))
     episodes.sort(key=lambda r: r.index)
     return EvaluationResult(policy_name(policy), episodes)
+
+
+def _start(desk: str) -> Any:
+    """The desk's start method for worker processes, where the platform has it."""
+    import multiprocessing
+
+    method = desks.get(desk).start_method
+    return multiprocessing.get_context(method if method in multiprocessing.get_all_start_methods() else None)
 
 
 def _chunks(

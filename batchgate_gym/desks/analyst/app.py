@@ -94,6 +94,7 @@ def _make() -> Desk:
         attack_kind=_kind,
         bench=_bench,
         case_fields=("level", "store"),
+        start_method="spawn",  # polars' and chDB's threads do not survive fork (see forking.py)
     )
 
 

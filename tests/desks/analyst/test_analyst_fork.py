@@ -58,3 +58,15 @@ def test_a_late_fork_is_refused_and_spawn_works() -> None:
     kind, detail = _in_child("fork", 8)
     assert kind == "refused" and "spawn" in detail
     assert _in_child("spawn", 8) == ("reward", 1.0)
+
+
+def test_jobs_after_the_parent_played_give_the_same_results() -> None:
+    from batchgate_gym.app.evaluate import evaluate
+
+    assert _play(7) == 1.0  # the parent has started polars: forked workers would be refused
+    serial = evaluate(CarefulAnalyst, seeds=range(4), desk="analyst", env_kwargs=KNOBS, progress=False)
+    parallel = evaluate(
+        CarefulAnalyst, seeds=range(4), desk="analyst", env_kwargs=KNOBS, progress=False, n_jobs=2
+    )
+    assert [e.reward for e in parallel.episodes] == [e.reward for e in serial.episodes] == [1.0] * 4
+    assert [e.case_id for e in parallel.episodes] == [e.case_id for e in serial.episodes]
