@@ -34,6 +34,7 @@ import functools
 import json
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,8 +254,37 @@ def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame, as_csv
     return f"read_json({_literal(folder / f'{name}.json')}, format='newline_delimited', columns={cols})"
 
 
+# Opened DuckDB databases kept per process, the most recently used last: a store is a new
+# connection (a cursor) to one of them, so opening one costs no file open, view creation or
+# settings lock-down. A database dropped from here stays open while a store still uses it.
+_DUCK_BASES: OrderedDict[tuple[str, str, tuple[str, ...]], tuple[Any, tuple[str, ...]]] = OrderedDict()
+DUCK_BASES_KEPT = 8
+_DUCK_BASES_LOCK = threading.Lock()
+
+
+def _lock(con: Any, folder: Path) -> None:
+    """Shut every door but the case's directory, then lock the settings.
+
+    Connections to one database file in one process share one DuckDB instance and
+    its settings: a second opening of the file finds them already locked down.
+    """
+    locked, external = con.execute(
+        "SELECT current_setting('lock_configuration'), current_setting('enable_external_access')"
+    ).fetchone()
+    if locked and not external:
+        return
+    allowed = str(folder).rstrip("/") + "/"
+    con.execute(f"SET allowed_directories=[{_literal(Path(allowed))}]")
+    con.execute("SET enable_external_access=false")
+    con.execute("SET lock_configuration=true")
+
+
 class DuckStore:
-    """A DuckDB connection over the dataset: its database file, its lake or its raw files."""
+    """A DuckDB connection over the dataset: its database file, its lake or its raw files.
+
+    Each store is its own connection (its own interrupt, nothing shared but the read-only
+    database and its locked settings) to a database opened once per process and dataset.
+    """
 
     def __init__(
         self, kind: str, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
@@ -267,18 +297,29 @@ class DuckStore:
         self._duckdb = duckdb
         try:
             self.folder = dataset_dir(spec, "duckdb" if kind == "duckdb" else kind)
-            self.con = self._open(kind, spec)
-            self._tables = tuple(
-                sorted(
-                    r[0]
-                    for r in self.con.execute(
-                        "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
-                    ).fetchall()
-                )
-            )
-            self._lock()
+            self._base, self._tables = self._database(kind, spec)
+            self.con = self._base.cursor()
         except Exception as exc:
             raise StoreFailure(f"{kind} store could not start: {type(exc).__name__}: {exc}") from None
+
+    def _database(self, kind: str, spec: DataSpec) -> tuple[Any, tuple[str, ...]]:
+        """The dataset's database in this process (opened, listed and locked down once) and its tables."""
+        key = (kind, str(self.folder), tuple(self.visible))
+        with _DUCK_BASES_LOCK:
+            if key in _DUCK_BASES:
+                _DUCK_BASES.move_to_end(key)
+                return _DUCK_BASES[key]
+        con = self._open(kind, spec)
+        listed = con.execute(
+            "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+        _lock(con, self.folder)
+        opened = (con, tuple(sorted(r[0] for r in listed)))
+        with _DUCK_BASES_LOCK:
+            opened = _DUCK_BASES.setdefault(key, opened)
+            while len(_DUCK_BASES) > DUCK_BASES_KEPT:
+                _DUCK_BASES.popitem(last=False)
+        return opened
 
     def _open(self, kind: str, spec: DataSpec) -> Any:
         duckdb = self._duckdb
@@ -290,22 +331,6 @@ class DuckStore:
             source = _view_source(kind, self.folder, name, tables[name], name in as_csv)
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM {source}")
         return con
-
-    def _lock(self) -> None:
-        """Shut every door but the case's directory, then lock the settings.
-
-        Connections to one database file in one process share one DuckDB instance and
-        its settings: a second store over the file finds them already locked down.
-        """
-        locked, external = self.con.execute(
-            "SELECT current_setting('lock_configuration'), current_setting('enable_external_access')"
-        ).fetchone()
-        if locked and not external:
-            return
-        folder = str(self.folder).rstrip("/") + "/"
-        self.con.execute(f"SET allowed_directories=[{_literal(Path(folder))}]")
-        self.con.execute("SET enable_external_access=false")
-        self.con.execute("SET lock_configuration=true")
 
     def tables(self) -> list[str]:
         return list(self._tables)

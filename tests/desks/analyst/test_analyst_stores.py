@@ -155,3 +155,33 @@ def test_a_store_whose_files_vanish_fails_as_infrastructure(tmp_path, monkeypatc
     with pytest.raises(StoreRefused):  # the agent's own mistake is not an infrastructure error
         lake.run("SELECT nope FROM customers")
     lake.close()
+
+
+def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache() -> None:
+    """A DuckDB store is its own connection to a database opened once per process: a query
+    stopped at one store's budget leaves another store over the same data untouched, and a
+    database dropped from the process's cache stays usable by the store still open on it."""
+    import itertools
+    import threading
+
+    from batchgate_gym.desks.analyst.stores import DUCK_BASES_KEPT
+
+    first = open_store("lake", SPEC, seconds=BUDGET)
+    other = open_store("lake", SPEC, seconds=5.0)
+    assert first.con is not other.con
+    answers: list = []
+    worker = threading.Thread(target=lambda: answers.append(other.run("SELECT count(*) FROM orders").rows))
+    with pytest.raises(StoreRefused, match="time budget|memory budget"):
+        first.run("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r")
+    worker.start()
+    worker.join(10)
+    assert answers == [[[300]]]
+    names = sorted(first.tables())
+    subsets = [s for n in range(1, len(names)) for s in itertools.combinations(names, n)]
+    for visible in subsets[: DUCK_BASES_KEPT + 2]:  # each subset is a database of its own
+        open_store("lake", SPEC, visible=tuple(visible)).close()
+    assert first.run("SELECT count(*) FROM orders").rows == [[300]]
+    with pytest.raises(StoreRefused):
+        first.run("SET enable_external_access = true")
+    first.close()
+    other.close()
