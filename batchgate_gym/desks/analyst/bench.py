@@ -3,9 +3,10 @@
 Per store (and for the level-4 pair ``sqlite+lake``): careful's mean reward and
 episodes per second over the marketplace questions (levels 1 to 6) eval asks in
 that store (for the optional ``chdb`` store, when its extra is installed: the chdb
-split's, the ones eval asks in ``duckdb``) (through the full text
-interface, each graded, evidence re-run; level 7's TPC-H is timed apart), the median time to open the store over a
-dataset already on disk (and, for DuckDB, opened once in the process), and the median latency of one join query. Medians over
+split's, the ones eval asks in ``duckdb``), through the full text interface, each
+graded, evidence re-run (level 7's TPC-H is timed apart); the median time to open
+the store over a dataset already on disk (and, for DuckDB, opened once in the
+process); and the median latency of one join query. Medians over
 ``config.repeats`` runs, pinned to one core where the platform allows it.
 """
 
