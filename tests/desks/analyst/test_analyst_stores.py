@@ -171,7 +171,7 @@ def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache(
     assert first.con is not other.con
     answers: list = []
     worker = threading.Thread(target=lambda: answers.append(other.run("SELECT count(*) FROM orders").rows))
-    with pytest.raises(StoreRefused, match="time budget|memory budget"):
+    with pytest.raises(StoreRefused, match=r"time budget|memory budget"):
         first.run("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r")
     worker.start()
     worker.join(10)
