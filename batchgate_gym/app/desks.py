@@ -118,12 +118,14 @@ def cases_drawn(make_env: Callable[..., Any]) -> Callable[[Iterable[int]], list[
 
 @dataclass(frozen=True)
 class DeskOption:
-    """A keyword of the desk's environment that every command exposes as ``--NAME``."""
+    """A keyword of the desk's environment that every command exposes as ``--NAME``;
+    ``parse`` turns the chosen text into the keyword's value (``"on"`` into ``True``)."""
 
     name: str
     choices: tuple[str, ...]
     default: str
     help: str = ""
+    parse: Callable[[str], Any] = str
 
 
 @dataclass(frozen=True)

@@ -45,18 +45,25 @@ def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
 
 
 def env_kwargs(args: argparse.Namespace, desk: desks.Desk) -> dict[str, Any]:
-    """The desk's environment keywords from the command line; an option it lacks is an error."""
+    """The desk's environment keywords from the command line, parsed; an option it lacks, or
+    options its environment refuses together, end the command with the environment's reason."""
     given = {
         name: value
         for name, value in vars(args).items()
         if value is not None
         and any(name == option.name for d in desks.names() for option in desks.get(d).options)
     }
-    own = {option.name for option in desk.options}
-    stray = sorted(set(given) - own)
+    own = {option.name: option for option in desk.options}
+    stray = sorted(set(given) - set(own))
     if stray:
         raise SystemExit(f"batchgate: the {desk.name!r} desk has no option --{stray[0].replace('_', '-')}")
-    return given
+    parsed = {name: own[name].parse(value) for name, value in given.items()}
+    if parsed:
+        try:  # refused here, with the reason, rather than in every episode's worker
+            desk.make_env(**parsed).close()
+        except ValueError as exc:
+            raise SystemExit(f"batchgate: {exc}") from None
+    return parsed
 
 
 def unsupported(command: str, desk: desks.Desk, what: str) -> SystemExit:

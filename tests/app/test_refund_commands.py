@@ -81,3 +81,43 @@ def test_an_option_the_desk_lacks_is_refused() -> None:
         check=False,
     )
     assert done.returncode != 0 and "has no option --rules" in done.stderr
+
+
+def test_recovery_on_the_command_line_plays_what_the_env_keyword_plays() -> None:
+    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_POLICIES
+
+    known = {**REFUND_POLICIES, **RECOVERY_POLICIES}
+    names = ("careful", "notice-and-void")
+    ours = batchgate("report", "--desk", "refund", "--recovery", "on", "--policies", ",".join(names))
+    for name in names:
+        direct = evaluate(
+            known[name], split="eval", desk="refund", env_kwargs={"recovery": True}, progress=False
+        )
+        rewards = {e.case_id: e.reward for e in direct.episodes}
+        assert {c: row["reward"] for c, row in ours[name]["per_case"].items()} == rewards, name
+    # Voiding is what notice-and-void does differently: off, its void is an unknown tool.
+    off = batchgate("report", "--desk", "refund", "--policies", "notice-and-void")
+    assert off["notice-and-void"]["mean_reward"] < ours["notice-and-void"]["mean_reward"]
+
+
+def test_options_the_env_refuses_together_end_the_command_with_its_reason() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "batchgate_gym",
+            "report",
+            "--desk",
+            "refund",
+            "--recovery",
+            "on",
+            "--rules",
+            "original",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0 and "only under the default rules" in done.stderr
+    assert "Traceback" not in done.stderr

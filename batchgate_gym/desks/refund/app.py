@@ -212,7 +212,7 @@ def _team_result(seed: int, finals: Mapping[str, Mapping[str, Any]]) -> Any:
 
 
 def _make() -> Desk:
-    from batchgate_gym.policies.refund import REFUND_ATTACKERS, REFUND_POLICIES
+    from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_ATTACKERS, REFUND_POLICIES
 
     from . import ENV_ID
     from .generator.splits import SPLITS
@@ -225,7 +225,8 @@ def _make() -> Desk:
         make_env=_env,
         terms=tuple(TERMS),
         weights=dict(WEIGHTS),
-        reference_policies=dict(REFUND_POLICIES),
+        # the recovery players too, for --recovery on (without it their void is an unknown tool)
+        reference_policies={**REFUND_POLICIES, **RECOVERY_POLICIES},
         default_policies=("naive", "careful", "refuse-all"),
         splits=tuple(SPLITS),
         default_split="eval",
@@ -286,8 +287,19 @@ def _make() -> Desk:
                 "default",
                 "the refund desk's rule set: the original's, or ours with its holes closed",
             ),
+            DeskOption(
+                "recovery",
+                ("off", "on"),
+                "off",
+                "a sixth tool, void_refund, that takes back a payment of the episode (default rules only)",
+                parse=_on,
+            ),
         ),
     )
+
+
+def _on(value: str) -> bool:
+    return value == "on"
 
 
 _DESCRIPTION = "RefundDesk: refund a ticket when the payment tool lies"
