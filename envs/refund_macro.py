@@ -37,8 +37,10 @@ class RefundMacroEnv(TextMacroEnv):
     ``pay`` (``issue_refund`` of the line's amount on its sku under the key
     ``<order>:<sku>:<amount>``, so the same move twice pays once) and ``repay`` (the
     same payment under a new key, ``...:retry-<n>``: the blind retry that pays
-    twice). :class:`~batchgate_gym.envs.refund_macro_codec.RefundMacroLayout`
-    decodes an index.
+    twice). With ``recovery=True`` each line has a third move, ``void``
+    (``void_refund`` of the latest key sent on the line not yet voided): the action
+    space is then ``Discrete(4 + 3 * lines)``.
+    :class:`~batchgate_gym.envs.refund_macro_codec.RefundMacroLayout` decodes an index.
 
     **Observation space** ``Box(0, 1, (11 + 9 * lines,), float32)``. First: order
     looked up, history read, history read since the last payment, escalated, any
@@ -47,8 +49,9 @@ class RefundMacroEnv(TextMacroEnv):
     limit. Per line: present, amount / (amount + cap), amount above the cap, the
     history shows a row on its sku, that row is in flight, the history shows a
     payment under a key this episode sent, a payment sent, two or more sent, the
-    latest answered with an error. Which line is owed, and whether to pay, escalate
-    or hold, is left to the agent.
+    latest answered with an error; with recovery, a tenth: a void was sent on the line
+    (the space is then ``(11 + 10 * lines,)``). Which line is owed, and whether to pay,
+    escalate or hold, is left to the agent.
 
     **Reward, termination, truncation** exactly the text environment's: 0 until the
     reply, then the weighted score; at the turn limit the episode is truncated and
@@ -67,8 +70,8 @@ class RefundMacroEnv(TextMacroEnv):
     was sent) and, on reset, ``turn``.
 
     **Arguments** ``cases``, ``lines``, ``render_mode`` and every other keyword of
-    :class:`~batchgate_gym.envs.refund.RefundDeskEnv` (``rules``, ``hints``, limits,
-    ``log_key``), with its bounds. The wrapper reads every text observation whole,
+    :class:`~batchgate_gym.envs.refund.RefundDeskEnv` (``rules``, ``hints``, ``recovery``,
+    limits, ``log_key``), with its bounds. The wrapper reads every text observation whole,
     so ``max_observation_chars`` may not go below 65,536, and ``max_turns`` must be
     at least 2 (the opening takes one). One ticket an episode: ``tickets`` is 1, and
     a case holding a queue of tickets is refused at reset.
@@ -86,7 +89,7 @@ class RefundMacroEnv(TextMacroEnv):
         check_int("tickets", text_kwargs.get("tickets", 1), 1, 1, "1: the moves play one ticket an episode")
         self.text_env = RefundDeskEnv(cases, render_mode=render_mode, **text_kwargs)
         self.render_mode = render_mode
-        self.layout = RefundMacroLayout(lines)
+        self.layout = RefundMacroLayout(lines, recovery=bool(text_kwargs.get("recovery", False)))
         self.action_space = gym.spaces.Discrete(self.layout.n_actions)
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self.layout.n_features,), np.float32)
         self.tracker = RefundMacroTracker(self.layout)

@@ -2,7 +2,7 @@
 
 A macro agent on the refund desk does not write tool calls; it picks one of a
 short list of moves (read the refund history, pay line 2, pay line 2 again under a
-new key, escalate, reply). :class:`RefundMacroTracker` turns a move into the JSON
+new key, escalate, reply; with recovery, take back line 2's latest payment). :class:`RefundMacroTracker` turns a move into the JSON
 tool call a text agent would send and turns the text observation that answers it
 into a fixed-size vector and an action mask. It reads only observations: the
 ticket's order id, the cap and the turn limit from the task text, then the same
@@ -22,12 +22,15 @@ from batchgate_gym.kernel.text_policy import action, call, results
 
 DESK_MOVES: tuple[str, ...] = ("lookup", "history", "escalate", "reply")
 LINE_MOVES: tuple[str, ...] = ("pay", "repay")
+RECOVERY_MOVES: tuple[str, ...] = ("void",)  # per line, only when the desk offers recovery
 GLOBAL_FEATURES = 11
 LINE_FEATURES = 9
+RECOVERY_FEATURES = 1  # per line, with recovery: a void of the line's was sent
 PAY_REASON = "refund of an unpaid line of the order"
 REPAY_REASON = "payment sent again after the provider answered with an error"
 ESCALATE_REASON = "refund above the limit I may pay alone: needs a human"
 REPLY_MESSAGE = "We have looked into your refund request."
+VOID_REASON = "a payment sent twice for the same line: taking the second one back"
 
 _TICKET = re.compile(r'Ticket for order (.+?): "')
 _CAP = re.compile(r"You may refund up to (\d+) cents")
@@ -39,17 +42,27 @@ _TURN = re.compile(r"^turn (\d+) of (\d+)")
 @dataclass(frozen=True)
 class RefundMacroLayout:
     """How a ``Discrete`` index maps to a move: the desk moves first (line ``-1``),
-    then ``pay`` and ``repay`` for each of ``lines`` order-line slots."""
+    then ``pay`` and ``repay`` (and, with ``recovery``, ``void``) for each of ``lines``
+    order-line slots. Without recovery the layout is exactly what it always was."""
 
     lines: int = 4
+    recovery: bool = False
+
+    @property
+    def line_moves(self) -> tuple[str, ...]:
+        return LINE_MOVES + RECOVERY_MOVES if self.recovery else LINE_MOVES
+
+    @property
+    def line_features(self) -> int:
+        return LINE_FEATURES + (RECOVERY_FEATURES if self.recovery else 0)
 
     @property
     def n_actions(self) -> int:
-        return len(DESK_MOVES) + self.lines * len(LINE_MOVES)
+        return len(DESK_MOVES) + self.lines * len(self.line_moves)
 
     @property
     def n_features(self) -> int:
-        return GLOBAL_FEATURES + self.lines * LINE_FEATURES
+        return GLOBAL_FEATURES + self.lines * self.line_features
 
     def decode(self, index: int) -> tuple[int, str]:
         """``(line, move)``; a desk move has line ``-1``."""
@@ -57,13 +70,15 @@ class RefundMacroLayout:
             raise ValueError(f"action {index} is outside 0..{self.n_actions - 1}")
         if index < len(DESK_MOVES):
             return -1, DESK_MOVES[index]
-        line, move = divmod(index - len(DESK_MOVES), len(LINE_MOVES))
-        return line, LINE_MOVES[move]
+        moves = self.line_moves
+        line, move = divmod(index - len(DESK_MOVES), len(moves))
+        return line, moves[move]
 
     def index(self, line: int, move: str) -> int:
         if move in DESK_MOVES:
             return DESK_MOVES.index(move)
-        return len(DESK_MOVES) + line * len(LINE_MOVES) + LINE_MOVES.index(move)
+        moves = self.line_moves
+        return len(DESK_MOVES) + line * len(moves) + moves.index(move)
 
 
 @dataclass
@@ -75,6 +90,7 @@ class LineState:
     sent: int = 0  # payments sent on this line
     last_error: bool = False  # the latest of them answered with an error
     keys: list[str] = field(default_factory=list)
+    voided: list[str] = field(default_factory=list)  # keys a void was sent for
 
 
 @dataclass(frozen=True)
@@ -141,6 +157,8 @@ class RefundMacroTracker:
             state.sent += 1
             state.last_error = "error" in result
             self.history_fresh = False
+        elif tool == "void_refund":
+            self.history_fresh = False  # the history will show the row voided, in its own time
         elif "error" in result:
             return
         elif tool == "lookup_order":
@@ -170,6 +188,8 @@ class RefundMacroTracker:
             self._sent = []
             return ""
         self._sent = [(_TOOL_OF_MOVE[move], line)]
+        if move == "void":
+            return self._void(self.lines[line])
         if move == "lookup":
             return action(call("lookup_order", order_id=order_id))
         if move == "history":
@@ -195,12 +215,32 @@ class RefundMacroTracker:
             sku=state.sku,
         )
 
+    def _void(self, state: LineState) -> str:
+        """Take back the line's latest payment not yet taken back (nothing to take back: no call)."""
+        key = self._void_key(state)
+        if key is None:
+            self._sent = []
+            return ""
+        state.voided.append(key)
+        return action(
+            call("void_refund", order_id=self.ticket.order_id, idempotency_key=key, reason=VOID_REASON)
+        )
+
+    def _void_key(self, state: LineState) -> str | None:
+        return next((key for key in reversed(state.keys) if key not in state.voided), None)
+
+    def _standing_rows(self, state: LineState) -> int:
+        """Payments on the line's sku the latest history read shows standing (not voided)."""
+        return sum(1 for row in self.history or [] if row.get("sku") == state.sku and not row.get("voided"))
+
     # -- numbers -----------------------------------------------------------------------
     def mask(self) -> np.ndarray:
         """Moves worth sending now, an ``np.int8`` array with 1 where allowed: a lookup
         not yet answered, a history read not answered since the last payment, one
         escalation, a first payment on each line, a payment under a new key on a line
-        whose latest payment answered with an error. Replying is always allowed."""
+        whose latest payment answered with an error; with recovery, a void on a line
+        whose fresh history shows two or more payments standing, while one of the
+        keys sent on it is not yet voided. Replying is always allowed."""
         allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
         allowed[self.layout.index(-1, "lookup")] = not self.looked_up
         allowed[self.layout.index(-1, "history")] = not self.history_fresh
@@ -209,14 +249,21 @@ class RefundMacroTracker:
         for line, state in enumerate(self.lines):
             allowed[self.layout.index(line, "pay")] = state.sent == 0
             allowed[self.layout.index(line, "repay")] = state.sent > 0 and state.last_error
+            if self.layout.recovery:
+                allowed[self.layout.index(line, "void")] = (
+                    self.history_fresh
+                    and self._standing_rows(state) >= 2
+                    and self._void_key(state) is not None
+                )
         return allowed
 
     def vector(self) -> np.ndarray:
         out = np.zeros(self.layout.n_features, dtype=np.float32)
         out[:GLOBAL_FEATURES] = self._global_features()
+        width = self.layout.line_features
         for line, state in enumerate(self.lines):
-            start = GLOBAL_FEATURES + line * LINE_FEATURES
-            out[start : start + LINE_FEATURES] = self._line_features(state)
+            start = GLOBAL_FEATURES + line * width
+            out[start : start + width] = self._line_features(state)
         return out
 
     def _global_features(self) -> list[float]:
@@ -249,6 +296,7 @@ class RefundMacroTracker:
             float(state.sent > 0),
             float(state.sent > 1),
             float(state.last_error),
+            *([float(bool(state.voided))] if self.layout.recovery else []),
         ]
 
 
@@ -259,6 +307,7 @@ _TOOL_OF_MOVE = {
     "reply": "reply",
     "pay": "issue_refund",
     "repay": "issue_refund",
+    "void": "void_refund",
 }
 
 __all__ = [
@@ -266,6 +315,8 @@ __all__ = [
     "GLOBAL_FEATURES",
     "LINE_FEATURES",
     "LINE_MOVES",
+    "RECOVERY_FEATURES",
+    "RECOVERY_MOVES",
     "LineState",
     "RefundMacroLayout",
     "RefundMacroTracker",

@@ -40,18 +40,22 @@ def _finish(env: RefundMacroEnv, *moves: tuple[int, str]) -> tuple[float, dict[s
     return reward, info
 
 
+@pytest.mark.parametrize("recovery", [False, True])
 @pytest.mark.parametrize("cases", [None, "eval"])
-def test_check_env_passes_with_warnings_as_errors(cases: str | None) -> None:
+def test_check_env_passes_with_warnings_as_errors(cases: str | None, recovery: bool) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        made = gymnasium.make(MACRO_ENV_ID, cases=cases)
+        made = gymnasium.make(MACRO_ENV_ID, cases=cases, recovery=recovery)
         check_env(made.unwrapped)
         made.close()
 
 
-def test_layout_round_trips_every_index() -> None:
-    layout = RefundMacroLayout(3)
-    assert layout.n_actions == len(DESK_MOVES) + 3 * len(LINE_MOVES)
+@pytest.mark.parametrize("recovery", [False, True])
+def test_layout_round_trips_every_index(recovery: bool) -> None:
+    layout = RefundMacroLayout(3, recovery=recovery)
+    moves = LINE_MOVES + (("void",) if recovery else ())
+    assert layout.n_actions == len(DESK_MOVES) + 3 * len(moves)
+    assert layout.n_features == GLOBAL_FEATURES + 3 * (10 if recovery else 9)
     for index in range(layout.n_actions):
         line, move = layout.decode(index)
         assert layout.index(line, move) == index
@@ -154,23 +158,56 @@ def test_the_vector_shows_the_lagging_history_only_once_it_catches_up(env: Refun
     assert lagging[feature] == 0.0 and caught_up[feature] == 1.0
 
 
-def test_reward_is_the_text_environments_for_the_same_text_actions() -> None:
-    macro, text_env = RefundMacroEnv("eval"), RefundDeskEnv("eval")
-    rng = np.random.default_rng(3)
+def test_a_void_waits_for_the_history_to_show_the_duplicate_and_earns_half_back() -> None:
+    env = RefundMacroEnv("eval", recovery=True)
+    reset = {"seed": 0, "options": {"case_index": _index_of("timeout-then-retry")}}
+    env.reset(**reset)
+    void = env.layout.index(0, "void")
+    masks = []
+    for line, move in ((-1, "history"), (0, "pay"), (0, "repay")):
+        _obs, _r, _t, _tr, info = env.step(env.layout.index(line, move))
+        masks.append(info["action_mask"][void])
+    for _ in range(6):  # read until the lagging history shows both payments standing
+        _obs, _r, _t, _tr, info = env.step(env.layout.index(-1, "history"))
+        if info["action_mask"][void]:
+            break
+    assert masks == [0, 0, 0] and info["action_mask"][void] == 1
+    _obs, _r, _t, _tr, info = env.step(void)
+    assert '"void_refund"' in info["text_action"] and ":retry-" in info["text_action"]
+    assert info["action_mask"][void] == 0
+    reward, info = _finish(env)
+    assert info["score"]["duplicate_effects"] == 1 and info["score"]["recovered_cents"] > 0
+    env.reset(**reset)
+    kept, _ = _finish(env, (-1, "history"), (0, "pay"), (0, "repay"))
+    assert kept < reward < 1.0
+    env.close()
+
+
+@pytest.mark.parametrize("recovery", [False, True])
+def test_reward_is_the_text_environments_for_the_same_text_actions(recovery: bool) -> None:
+    """Random masked play (with recovery, a void whenever one is allowed: random play alone
+    seldom sees a duplicate in the history) sent again as text gives the same episode."""
+    macro, text_env = RefundMacroEnv("eval", recovery=recovery), RefundDeskEnv("eval", recovery=recovery)
+    voids = [macro.layout.index(line, "void") for line in range(macro.layout.lines)] if recovery else []
+    rng, voided = np.random.default_rng(3), 0
     for index in range(len(EVAL)):
         reset = {"seed": index, "options": {"case_index": index}}
         _obs, info = macro.reset(**reset)
         sent, done = [info["text_action"]], False
         while not done:
-            move = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            allowed = np.flatnonzero(info["action_mask"])
+            wanted = [move for move in voids if move in allowed]
+            move = wanted[0] if wanted else int(rng.choice(allowed))
             _obs, reward, terminated, truncated, info = macro.step(move)
             sent.append(info["text_action"])
+            voided += '"void_refund"' in info["text_action"]
             done = terminated or truncated
         text_env.reset(**reset)
         for text_action in sent:
             _o, text_reward, _term, _trunc, text_info = text_env.step(text_action)
         assert text_reward == reward and text_info["score"] == info["score"]
         assert text_info["log_head"] == info["log_head"]
+    assert (voided > 0) == recovery
 
 
 def test_observations_do_not_depend_on_what_only_the_grader_reads() -> None:
