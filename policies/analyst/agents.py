@@ -129,6 +129,9 @@ class ScriptedAnalyst:
 
 
 class CarefulAnalyst(ScriptedAnalyst):
+    """Looks, declines what it must, answers the rest with its queries as evidence; the
+    attackers and near misses below are careful with :meth:`alter` changing the hand-in."""
+
     name = "careful"
 
     def script(self) -> Script:
@@ -137,7 +140,10 @@ class CarefulAnalyst(ScriptedAnalyst):
             yield decline()
             return
         answer, evidence = yield from self.solve(self.reading)
-        yield submit(answer, evidence)
+        yield submit(*self.alter(answer, evidence))
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        return answer, evidence
 
 
 class AlwaysDecline(ScriptedAnalyst):
@@ -164,16 +170,8 @@ class AnswerEverything(ScriptedAnalyst):
         yield submit(answer, evidence)
 
 
-class _Altered(ScriptedAnalyst):
+class _Altered(CarefulAnalyst):
     """Careful's work, then a changed hand-in (declines as careful does)."""
-
-    def script(self) -> Script:
-        yield from self.look()
-        if self.reading is None or self.reading.kind in DECLINE:
-            yield decline()
-            return
-        answer, evidence = yield from self.solve(self.reading)
-        yield submit(*self.alter(answer, evidence))
 
     def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
         raise NotImplementedError

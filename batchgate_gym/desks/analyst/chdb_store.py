@@ -40,7 +40,7 @@ from typing import Any
 
 from .canonical import dataset_dir, table_names
 from .market import DataSpec
-from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, query_text, shaped_result
+from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, first_line, query_text, shaped_result
 
 EXTRA = "analyst-chdb"
 CHDB_SECONDS = 2.0
@@ -183,7 +183,7 @@ class ChdbStore:
             raise
         except Exception as exc:
             raise StoreFailure(
-                f"chdb store could not start: {type(exc).__name__}: {_first_line(exc)}"
+                f"chdb store could not start: {type(exc).__name__}: {first_line(exc)}"
             ) from None
 
     def _connect(self) -> Any:
@@ -201,7 +201,7 @@ class ChdbStore:
             self.con.close()
             self.con = self._connect()
         except Exception as again:
-            return StoreFailure(f"chdb store failed: {_first_line(again)}")
+            return StoreFailure(f"chdb store failed: {first_line(again)}")
         return error
 
     def tables(self) -> list[str]:
@@ -214,7 +214,7 @@ class ChdbStore:
             columns = [[r["name"], r["type"]] for r in self._rows(f"DESCRIBE TABLE {table}")]
             count = self._rows(f"SELECT count() AS n FROM {table}")[0]["n"]
         except Exception as exc:  # chDB raises its own error class from several modules
-            raise StoreFailure(f"chdb store failed: {_first_line(exc)}") from None
+            raise StoreFailure(f"chdb store failed: {first_line(exc)}") from None
         return {"table": table, "columns": columns, "rows": int(count)}
 
     def run(self, query: str) -> StoreResult:
@@ -278,7 +278,7 @@ class ChdbStore:
         return table
 
     def _classify(self, exc: Exception) -> Exception:
-        text = _first_line(exc)
+        text = first_line(exc)
         if "TIMEOUT_EXCEEDED" in text:
             return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
         if "MEMORY_LIMIT_EXCEEDED" in text:
@@ -291,10 +291,6 @@ class ChdbStore:
 
     def close(self) -> None:
         self.con.close()
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().split("\n")[0][:300]
 
 
 __all__ = ["EXTRA", "ChdbStore", "chdb_module", "database_name"]

@@ -262,6 +262,15 @@ DUCK_BASES_KEPT = 8
 _DUCK_BASES_LOCK = threading.Lock()
 
 
+@dataclass(frozen=True, slots=True)
+class _Named:
+    """What a statement's parse tree names: functions, tables and CTEs (lower case)."""
+
+    functions: set[str]
+    tables: set[str]
+    ctes: set[str]
+
+
 def _lock(con: Any, folder: Path) -> None:
     """Shut every door but the case's directory, then lock the settings.
 
@@ -346,8 +355,8 @@ class DuckStore:
         return {"table": table, "columns": columns, "rows": int(count)}
 
     def run(self, query: str) -> StoreResult:
-        sql = self._checked(query)
-        tables = self._tables_read(sql)
+        sql, named = self._checked(query)
+        tables = self._tables_read(sql, named)
         timer = threading.Timer(self.seconds, self.con.interrupt)
         timer.start()
         try:
@@ -360,63 +369,60 @@ class DuckStore:
             timer.cancel()
         return shaped_result(names, fetched, tables)
 
-    def _checked(self, query: object) -> str:
+    def _checked(self, query: object) -> tuple[str, _Named]:
+        """The query's text and what its parse tree names; :class:`StoreRefused` if it may not run."""
         sql = query_text(query)
         try:
             statements = self.con.extract_statements(sql)
         except self._duckdb.Error as exc:
-            raise StoreRefused(_first_line(exc)) from None
+            raise StoreRefused(first_line(exc)) from None
         if len(statements) != 1:
             raise StoreRefused("one statement at a time")
         if statements[0].type != self._duckdb.StatementType.SELECT:
             raise StoreRefused("only SELECT statements are allowed")
-        functions, tables = self._names(sql)
-        called = sorted(functions & SIZED_FUNCTIONS)
+        named = self._named(sql)
+        called = sorted(named.functions & SIZED_FUNCTIONS)
         if called:
             raise StoreRefused(
                 f"function {called[0]} is not available: its output size is set by an argument"
             )
         engine = sorted(
-            n for n in functions | tables if n in ENGINE_FUNCTIONS or n.startswith(ENGINE_PREFIXES)
+            n
+            for n in named.functions | named.tables
+            if n in ENGINE_FUNCTIONS or n.startswith(ENGINE_PREFIXES)
         )
         if engine:
             raise StoreRefused(f"{engine[0]} is not available: it reads the engine, not the case's data")
-        return sql
+        return sql, named
 
-    def _names(self, sql: str) -> tuple[set[str], set[str]]:
-        """Every function name the statement calls and every table it names, from DuckDB's own parse tree."""
+    def _named(self, sql: str) -> _Named:
+        """The functions, tables and CTEs the statement names, from DuckDB's own parse tree (read once)."""
         try:
             tree = json.loads(self.con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
         except self._duckdb.Error as exc:
-            raise StoreRefused(_first_line(exc)) from None
+            raise StoreRefused(first_line(exc)) from None
         if tree.get("error"):
             raise StoreRefused(str(tree.get("error_message", "the query does not parse"))[:300])
-        functions, tables = set(), set()
+        named = _Named(set(), set(), set())
         for node in _walk(tree):
             if isinstance(node.get("function_name"), str):
-                functions.add(str(node["function_name"]).lower())
+                named.functions.add(str(node["function_name"]).lower())
             if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
-                tables.add(node["table_name"].lower())
-        return functions, tables
+                named.tables.add(node["table_name"].lower())
+            cte_map = node.get("cte_map")
+            if isinstance(cte_map, dict):
+                named.ctes.update(str(item.get("key", "")).lower() for item in cte_map.get("map", []))
+        return named
 
-    def _tables_read(self, sql: str) -> tuple[str, ...]:
+    def _tables_read(self, sql: str, named: _Named) -> tuple[str, ...]:
         """The store's tables ``sql`` names outside its CTEs; none when its plan scans nothing."""
         try:
             plan = self.con.execute("EXPLAIN (FORMAT JSON) " + sql).fetchall()
-            tree = json.loads(self.con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
         except self._duckdb.Error as exc:
             raise self._classify(exc) from None
         if not any(_scans(node) for _, text in plan for node in json.loads(text)):
             return ()
-        names: set[str] = set()
-        ctes: set[str] = set()
-        for node in _walk(tree):
-            if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
-                names.add(node["table_name"].lower())
-            cte_map = node.get("cte_map")
-            if isinstance(cte_map, dict):
-                ctes.update(str(item.get("key", "")).lower() for item in cte_map.get("map", []))
-        return tuple(sorted((names - ctes) & set(self._tables)))
+        return tuple(sorted((named.tables - named.ctes) & set(self._tables)))
 
     def _classify(self, exc: Exception) -> Exception:
         duckdb = self._duckdb
@@ -425,14 +431,15 @@ class DuckStore:
         if isinstance(exc, duckdb.OutOfMemoryException):
             return StoreRefused(f"stopped: over the {DUCK_MEMORY} memory budget")
         if isinstance(exc, (duckdb.IOException, duckdb.InternalException, duckdb.FatalException)):
-            return StoreFailure(f"{self.name} store failed: {type(exc).__name__}: {_first_line(exc)}")
-        return StoreRefused(_first_line(exc))
+            return StoreFailure(f"{self.name} store failed: {type(exc).__name__}: {first_line(exc)}")
+        return StoreRefused(first_line(exc))
 
     def close(self) -> None:
         self.con.close()
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
+    """An engine's error message, first line only, at most 300 characters."""
     return str(exc).strip().split("\n")[0][:300]
 
 
@@ -484,6 +491,7 @@ __all__ = [
     "StoreFailure",
     "StoreRefused",
     "StoreResult",
+    "first_line",
     "open_store",
     "plain_cell",
 ]
