@@ -48,6 +48,12 @@ def check_unique(values: Iterable[str], where: str, field: str, error: type[Exce
         seen.add(value)
 
 
+def check_split(name: str, splits: Sequence[str]) -> None:
+    """``ValueError`` naming the known splits when ``name`` is not one of them."""
+    if name not in splits:
+        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(splits)}")
+
+
 def write_jsonl(path: Path, lines: Iterable[str]) -> Path:
     """Write one already-serialised object a line (``\\n`` endings, UTF-8); returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.kernel.case_files import write_jsonl
+from batchgate_gym.kernel.case_files import check_split, write_jsonl
 
 from ..cases import dumps_case
 from ..questions import TEMPLATES, Template
@@ -40,7 +40,7 @@ SPLIT_PLAN = {
 
 
 def split_path(name: str) -> Path:
-    _check(name)
+    check_split(name, SPLITS)
     return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
 
 
@@ -52,7 +52,7 @@ def _plan(name: str, template: Template) -> tuple[int, int, int, int] | None:
 
 
 def build_split(name: str) -> list[dict[str, Any]]:
-    _check(name)
+    check_split(name, SPLITS)
     if name == "chdb":
         return _chdb_split()
     cases = []
@@ -108,11 +108,6 @@ def _chdb_split() -> list[dict[str, Any]]:
 def write_split(name: str, path: str | Path | None = None) -> Path:
     target = Path(path) if path is not None else split_path(name)
     return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
-
-
-def _check(name: str) -> None:
-    if name not in SPLITS:
-        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(SPLITS)}")
 
 
 __all__ = ["SPLITS", "build_split", "split_path", "write_split"]

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.kernel.case_files import write_jsonl
+from batchgate_gym.kernel.case_files import check_split, write_jsonl
 
 from .build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH, compose
 from .families import CLEAN_FAMILIES, DEFECT_FAMILIES, FAMILIES, variant_table
@@ -47,13 +47,13 @@ EVAL_LAYOUT: dict[str, tuple[tuple[int, bool, str], ...]] = {
 
 def split_path(name: str) -> Path:
     """Where the committed split lives: ``desks/gate/data/<name>.jsonl``."""
-    _check(name)
+    check_split(name, SPLITS)
     return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
 
 
 def build_split(name: str) -> list[dict[str, Any]]:
     """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
-    _check(name)
+    check_split(name, SPLITS)
     return [
         compose(seed, family, variant, *_DEFAULT_SCALE, case_id, layout)
         for case_id, seed, family, variant, layout in _entries(name)
@@ -69,11 +69,6 @@ def write_split(name: str, path: str | Path | None = None) -> Path:
     """Write a split as JSONL (one case a line, ``\\n`` endings); returns the path."""
     target = Path(path) if path is not None else split_path(name)
     return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
-
-
-def _check(name: str) -> None:
-    if name not in SPLITS:
-        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(SPLITS)}")
 
 
 def _entries(name: str) -> list[tuple[str, int, str, int, Layout]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.kernel.case_files import write_jsonl
+from batchgate_gym.kernel.case_files import check_split, write_jsonl
 
 from ..cases import CAP_CENTS, dumps_case
 from .build import DEFAULT_FAULT_RATE, DEFAULT_LAG_DEPTH, DEFAULT_LINES, DEFAULT_PRIOR_ROWS, compose
@@ -49,13 +49,13 @@ _DEFAULT_SCALE: dict[str, Any] = {
 
 def split_path(name: str) -> Path:
     """Where the committed split lives: ``desks/refund/data/<name>.jsonl``."""
-    _check(name)
+    check_split(name, SPLITS)
     return Path(__file__).resolve().parent.parent / "data" / f"{name}.jsonl"
 
 
 def build_split(name: str) -> list[dict[str, Any]]:
     """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
-    _check(name)
+    check_split(name, SPLITS)
     return _eval() if name == "eval" else _train()
 
 
@@ -63,11 +63,6 @@ def write_split(name: str, path: str | Path | None = None) -> Path:
     """Write a split as JSONL (one case a line, ``\\n`` endings, raw UTF-8); returns the path."""
     target = Path(path) if path is not None else split_path(name)
     return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
-
-
-def _check(name: str) -> None:
-    if name not in SPLITS:
-        raise ValueError(f"unknown split {name!r}; expected one of {', '.join(SPLITS)}")
 
 
 def _eval() -> list[dict[str, Any]]:
