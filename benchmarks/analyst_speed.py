@@ -10,40 +10,15 @@ busy machine says so.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
-from batchgate_gym.app.bench import add_arguments, config_from
-from batchgate_gym.app.desks import get
-
 sys.path.insert(0, str(Path(__file__).parent))
-from refund_speed import load_average, load_note
+from refund_speed import desk_speed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    add_arguments(parser)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
-    args = parser.parse_args(argv)
-    bench = get("analyst").bench
-    assert bench is not None, "the analyst desk has a bench hook"
-    hooks = bench()
-    before = load_average()
-    result = hooks.run_benchmark(
-        config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock
-    )
-    result["load_before"], result["load_after"] = before, load_average()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "analyst_speed.json").write_text(
-        json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    text = hooks.markdown(result) + "\n\n" + load_note(result)
-    (out / "analyst_speed.md").write_text(text + "\n", encoding="utf-8")
-    print(text)
-    return 0
+    return desk_speed("analyst", __doc__, argv)
 
 
 if __name__ == "__main__":

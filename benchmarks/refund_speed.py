@@ -43,13 +43,15 @@ def load_note(result: dict[str, Any]) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def desk_speed(desk: str, doc: str | None, argv: list[str] | None = None) -> int:
+    """Run ``desk``'s bench hook and write ``<desk>_speed.json`` and ``.md`` (the table, then the
+    machine's load): the whole of this script, and of every other desk's speed script."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
     args = parser.parse_args(argv)
-    bench = get("refund").bench
-    assert bench is not None, "the refund desk has a bench hook"
+    bench = get(desk).bench
+    assert bench is not None, f"the {desk} desk has a bench hook"
     hooks = bench()
     before = load_average()
     result = hooks.run_benchmark(
@@ -58,13 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     result["load_before"], result["load_after"] = before, load_average()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "refund_speed.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / f"{desk}_speed.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     words = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python benchmarks/refund_speed.py", *words])
+    command = " ".join([f"python benchmarks/{desk}_speed.py", *words])
     table = f"{hooks.markdown(result)}\n\n{load_note(result)}"
-    (out / "refund_speed.md").write_text(f"<!-- made by: {command} -->\n\n{table}\n")
+    (out / f"{desk}_speed.md").write_text(f"<!-- made by: {command} -->\n\n{table}\n")
     print(table)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return desk_speed("refund", __doc__, argv)
 
 
 if __name__ == "__main__":
