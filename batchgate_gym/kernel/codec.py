@@ -164,6 +164,11 @@ def tool_lines(tools: Mapping[str, ToolSpec]) -> str:
     return "\n".join(f"  {spec.signature}: {spec.description}" for spec in tools.values())
 
 
+def how_to_act(tools: Mapping[str, ToolSpec]) -> str:
+    """A task text's paragraph on acting: the syntax (:func:`syntax_help`), then how calls run."""
+    return f"How to act: {syntax_help(tools)}. Calls run in order; each result comes back as JSON."
+
+
 def syntax_help(tools: Mapping[str, ToolSpec]) -> str:
     """How to write an action, with examples built from the desk's own tools."""
     specs = list(tools.values())

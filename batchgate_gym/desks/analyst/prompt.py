@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
+from batchgate_gym.kernel.codec import escape, how_to_act, tool_lines
 
 from .cases import AnalystCase
 from .tools import ANALYST_TOOLS
@@ -41,7 +41,7 @@ def task_text(case: AnalystCase, max_turns: int) -> str:
         _BRIEF,
         f"Stores:\n{stores}",
         f"Tools:\n{tool_lines(ANALYST_TOOLS)}",
-        f"How to act: {syntax_help(ANALYST_TOOLS)}. Calls run in order; each result comes back as JSON.",
+        how_to_act(ANALYST_TOOLS),
         f"Answer shape: {_SHAPES[case.answer_type]}.",
         f"You have {max_turns} turns.",
         f"Question: {case.question}",

@@ -9,7 +9,7 @@ for the original's); a policy that plays the desk reads it from there.
 
 from __future__ import annotations
 
-from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
+from batchgate_gym.kernel.codec import escape, how_to_act, tool_lines
 
 from .cases import CAP_CENTS, RefundCase
 from .tools import desk_tools
@@ -67,7 +67,7 @@ def _task_text(case: RefundCase, max_turns: int, hints: bool, recovery: bool) ->
         parts.append(_HINTS)
     parts += [
         f"Tools:\n{tool_lines(tools)}",
-        f"How to act: {syntax_help(tools)}. Calls run in order; each result comes back as JSON.",
+        how_to_act(tools),
         f"You have {max_turns} turns.",
     ]
     if case.queue:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from batchgate_gym.kernel.codec import escape, syntax_help, tool_lines
+from batchgate_gym.kernel.codec import escape, how_to_act, tool_lines
 
 from ..cases import RefundCase
 from ..prompt import brief
@@ -27,7 +27,7 @@ def team_task_text(
         brief(case.cap_cents),
         _TEAM.format(worker=worker, count=workers, mine=len(tickets)),
         f"Tools:\n{tool_lines(tools)}",
-        f"How to act: {syntax_help(tools)}. Calls run in order; each result comes back as JSON.",
+        how_to_act(tools),
         f"You have {max_turns} turns.",
         f'Ticket for order {first.order.order_id}: "{first.prompt}"',
     ]
