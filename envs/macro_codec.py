@@ -95,6 +95,8 @@ class SlotState:
     profile_features: tuple[Any, Any, int, list[float]] | None = field(
         default=None, repr=False, compare=False
     )
+    # (load epoch, the slot's features): dropped whenever a result changes the slot
+    features: tuple[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def decided(self) -> bool:
@@ -150,6 +152,8 @@ class MacroTracker:
         if "error" in result and tool != "run_sql":
             return
         state = self.slots[slot] if 0 <= slot < len(self.slots) else None
+        if state is not None:
+            state.features = None
         if tool == "run_sql" and state is not None:
             rows = result.get("rows") or [[0]]
             failing = rows[0][0] if isinstance(rows[0][0], int) else 0  # an error counts as checked
@@ -213,7 +217,12 @@ class MacroTracker:
     def vector(self) -> np.ndarray:
         out = np.zeros(self.layout.n_features, dtype=np.float32)
         for slot, state in enumerate(self.slots):
-            out[slot * SLOT_FEATURES : (slot + 1) * SLOT_FEATURES] = self._slot_features(state)
+            # A slot's features change only with its own results and with the load epoch
+            # (which makes its checks stale), so most moves recompute one slot or none.
+            kept = state.features
+            if kept is None or kept[0] != self.load_epoch:
+                kept = state.features = (self.load_epoch, np.array(self._slot_features(state), np.float32))
+            out[slot * SLOT_FEATURES : (slot + 1) * SLOT_FEATURES] = kept[1]
         out[-1] = min(1.0, self.turn / max(1, self.max_turns))
         return out
 

@@ -56,6 +56,7 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     text_env: Any
     tracker: MacroTracking
+    _mask: np.ndarray | None = None  # the tracker's mask since the last move or reset
 
     def new_tracker(self, task: str) -> MacroTracking:
         raise NotImplementedError
@@ -78,10 +79,16 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)
 
     def _info(self, info: dict[str, Any], text_action: str) -> dict[str, Any]:
-        return {**info, "action_mask": self.tracker.mask(), "text_action": text_action}
+        # The mask is worked out once per move: masked samplers ask for it again
+        # (``action_masks``) before the next move, when nothing has changed.
+        self._mask = self.tracker.mask()
+        return {**info, "action_mask": self._mask.copy(), "text_action": text_action}
 
     def action_masks(self) -> np.ndarray:
-        return self.tracker.mask()
+        """The moves allowed now (a new array each call: callers may write to it)."""
+        if self._mask is None:  # before the first reset
+            return self.tracker.mask()
+        return self._mask.copy()
 
     def render(self) -> str | None:
         rendered: str | None = self.text_env.render()

@@ -178,3 +178,30 @@ def test_text_level_adapter_plays_the_same_game_as_the_wrapper(env: MacroGateEnv
             if terminated or truncated:
                 break
         assert reward == result.reward and info["turn"] == result.turns
+
+
+def test_kept_features_and_masks_match_a_fresh_reading_at_every_move(env: MacroGateEnv) -> None:
+    """The tracker keeps each slot's features until a result or a load changes them, and
+    the wrapper works the mask out once a move: after every random masked move, both
+    equal what a fresh reading of the same state gives, and a mask handed out is the
+    caller's own to change."""
+    rng = np.random.default_rng(3)
+    observation, info = env.reset(seed=0)
+    for _ in range(400):
+        tracker = env.tracker
+        kept = [slot.features for slot in tracker.slots]
+        for slot in tracker.slots:
+            slot.features = None
+        assert np.array_equal(observation, tracker.vector())
+        for slot, features in zip(tracker.slots, kept, strict=True):
+            slot.features = features
+        assert np.array_equal(info["action_mask"], tracker.mask())
+        mask = env.action_masks()
+        assert np.array_equal(mask, tracker.mask())
+        mask[:] = 0  # the caller's copy: the env's next answer is unchanged
+        info["action_mask"][:] = 0
+        allowed = env.action_masks()
+        assert allowed.any() and np.array_equal(allowed, tracker.mask())
+        observation, _reward, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(allowed)))
+        if terminated or truncated:
+            observation, info = env.reset()
