@@ -20,7 +20,7 @@ import numpy as np
 
 from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
 from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
-from batchgate_gym.kernel.text_policy import action, call, result_of, results
+from batchgate_gym.kernel.text_policy import action, call, results, results_of
 
 TABLES = ("orders", "customers")
 # Every rule name of both tables, in a fixed order (names depend on the contract's
@@ -95,8 +95,8 @@ class SlotState:
     profile_features: tuple[Any, Any, int, list[float]] | None = field(
         default=None, repr=False, compare=False
     )
-    # (load epoch, the slot's features): dropped whenever a result changes the slot
-    features: tuple[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # The load epoch the tracker's vector last wrote this slot at; -1 once a result changes it.
+    features_epoch: int = field(default=-1, repr=False, compare=False)
 
     @property
     def decided(self) -> bool:
@@ -121,6 +121,7 @@ class MacroTracker:
         self.loaded_ids: list[str] = []
         self.quarantined_ids: list[str] = []
         self._sent: list[tuple[str, int, str]] = []
+        self._vector = np.zeros(layout.n_features, dtype=np.float32)  # kept, slot by slot
 
     def opening(self) -> str:
         self._sent = [("read_contract", -1, ""), ("list_batches", -1, "")]
@@ -139,21 +140,22 @@ class MacroTracker:
         self._sent = []
 
     def _begin(self, observation: str) -> None:
-        self.contract = result_of(observation, "read_contract")
-        listed = result_of(observation, "list_batches")["batches"]
+        self.contract, listing = results_of(observation, "read_contract", "list_batches")
+        listed = listing["batches"]
         if len(listed) > self.layout.slots:
             raise ValueError(f"{len(listed)} batches do not fit in {self.layout.slots} slots")
         self.slots = [
             SlotState(batch, rules={r.name: r for r in contract_rules(batch["table"], self.contract)})
             for batch in listed
         ]
+        self._vector[:] = 0.0
 
     def _record(self, tool: str, slot: int, rule: str, result: dict[str, Any]) -> None:
         if "error" in result and tool != "run_sql":
             return
         state = self.slots[slot] if 0 <= slot < len(self.slots) else None
         if state is not None:
-            state.features = None
+            state.features_epoch = -1
         if tool == "run_sql" and state is not None:
             rows = result.get("rows") or [[0]]
             failing = rows[0][0] if isinstance(rows[0][0], int) else 0  # an error counts as checked
@@ -215,16 +217,16 @@ class MacroTracker:
         return allowed
 
     def vector(self) -> np.ndarray:
-        out = np.zeros(self.layout.n_features, dtype=np.float32)
+        """The state as numbers (a new array each call: callers may keep or change it)."""
+        out = self._vector
         for slot, state in enumerate(self.slots):
             # A slot's features change only with its own results and with the load epoch
-            # (which makes its checks stale), so most moves recompute one slot or none.
-            kept = state.features
-            if kept is None or kept[0] != self.load_epoch:
-                kept = state.features = (self.load_epoch, np.array(self._slot_features(state), np.float32))
-            out[slot * SLOT_FEATURES : (slot + 1) * SLOT_FEATURES] = kept[1]
+            # (which makes its checks stale), so most moves write one slot or none.
+            if state.features_epoch != self.load_epoch:
+                out[slot * SLOT_FEATURES : (slot + 1) * SLOT_FEATURES] = self._slot_features(state)
+                state.features_epoch = self.load_epoch
         out[-1] = min(1.0, self.turn / max(1, self.max_turns))
-        return out
+        return out.copy()
 
     def _slot_features(self, state: SlotState) -> list[float]:
         rows = max(1, int(state.batch.get("rows", 0)))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from batchgate_gym.desks.gate.rules_sql import check_query
-from batchgate_gym.kernel.text_policy import action, call, result_of, results
+from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
 from .base import Policy
 
@@ -107,8 +107,8 @@ class CarefulPolicy(ReportingPolicy):
             self.stage = "listed"
             return self._send(call("read_contract"), call("list_batches"))
         if self.stage == "listed":
-            self.contract = result_of(observation, "read_contract")
-            listed = result_of(observation, "list_batches")["batches"]
+            self.contract, listing = results_of(observation, "read_contract", "list_batches")
+            listed = listing["batches"]
             self.queue = self.check_order(listed)
             self.stage = "checking"
             self.current: dict[str, Any] | None = None

@@ -95,7 +95,7 @@ from collections.abc import Generator
 from typing import Any
 
 from batchgate_gym.kernel.ledger import rechain
-from batchgate_gym.kernel.text_policy import action, call, result_of, results
+from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
 from .base import Policy
 
@@ -212,7 +212,7 @@ class ScriptedRefundPolicy:
         """Read the order and its history: the first unpaid line and its amount, or None when
         nothing is owed (the reply then says so)."""
         seen = yield action(self.lookup(), self.history())
-        chosen = _unpaid_line(result_of(seen, "lookup_order"), result_of(seen, "refund_history"))
+        chosen = _unpaid_line(*results_of(seen, "lookup_order", "refund_history"))
         if chosen is None:
             self.closing = "Our records show this order has already been refunded."
         return chosen
@@ -270,8 +270,8 @@ class CarefulRefundPolicy(ScriptedRefundPolicy):
             return
         self.handled.add(self.order_id)
         seen = yield action(self.lookup(), self.history())
-        order = result_of(seen, "lookup_order")
-        paid = {row.get("sku") for row in _rows(result_of(seen, "refund_history"))}
+        order, history = results_of(seen, "lookup_order", "refund_history")
+        paid = {row.get("sku") for row in _rows(history)}
         unpaid = [line for line in order["lines"] if line["sku"] not in paid]
         if not unpaid:
             self.closing = "Our records show this order has already been refunded."
@@ -456,8 +456,8 @@ class CentShortRepayPolicy(ScriptedRefundPolicy):
 
     def script(self) -> Script:
         seen = yield action(self.lookup(), self.history())
-        order = result_of(seen, "lookup_order")
-        chosen = _unpaid_line(order, result_of(seen, "refund_history"))
+        order, history = results_of(seen, "lookup_order", "refund_history")
+        chosen = _unpaid_line(order, history)
         if chosen is None:
             line = order["lines"][0]
             amount = int(line["amount_cents"]) - 1

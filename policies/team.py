@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from batchgate_gym.desks.gate.rules_sql import check_query
-from batchgate_gym.kernel.text_policy import call, result_of, results
+from batchgate_gym.kernel.text_policy import call, result_of, results, results_of
 
 from .base import Policy
 from .reference import CarefulPolicy, NaivePolicy
@@ -56,8 +56,8 @@ class CarefulWithClaims(CarefulPolicy):
         return super().act(observation)
 
     def _claim(self, observation: str) -> str:
-        self.contract = result_of(observation, "read_contract")
-        self.mine = result_of(observation, "list_batches")["batches"]
+        self.contract, listing = results_of(observation, "read_contract", "list_batches")
+        self.mine = listing["batches"]
         if not self.mine:
             return self._report()
         self.stage = "claiming"

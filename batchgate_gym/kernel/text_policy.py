@@ -45,10 +45,17 @@ def results(observation: str) -> list[tuple[str, dict[str, Any]]]:
 
 def result_of(observation: str, name: str) -> dict[str, Any]:
     """The last result of tool ``name`` in an observation; ``ValueError`` if there is none."""
-    found = [result for tool, result in results(observation) if tool == name]
-    if not found:
-        raise ValueError(f"no {name} result in the observation")
-    return found[-1]
+    return results_of(observation, name)[0]
 
 
-__all__ = ["ToolCallDict", "action", "call", "result_of", "results"]
+def results_of(observation: str, *names: str) -> list[dict[str, Any]]:
+    """:func:`result_of` for each of ``names``, the observation read once (a contract and
+    a listing in one observation are decoded once, not once per name)."""
+    last = dict(results(observation))
+    missing = next((name for name in names if name not in last), None)
+    if missing is not None:
+        raise ValueError(f"no {missing} result in the observation")
+    return [last[name] for name in names]
+
+
+__all__ = ["ToolCallDict", "action", "call", "result_of", "results", "results_of"]
