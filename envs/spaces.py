@@ -4,7 +4,8 @@ Gymnasium's ``AsyncVectorEnv`` (shared memory on, its default) decodes a ``Text`
 observation from shared memory once, when the vector env is built, and then keeps
 returning those stale strings. :class:`AsciiText` reads shared memory through a
 live view instead, so every step sees the strings the workers just wrote; it also
-encodes and decodes with numpy rather than one Python call per character.
+encodes, decodes and checks membership with numpy and bytes rather than one Python
+call per character.
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ class AsciiText(spaces.Text):
         self._codes = np.frombuffer("".join(self.character_list).encode("ascii"), dtype=np.uint8)
         self._index = np.full(128, len(self.character_set), dtype=np.int32)
         self._index[self._codes] = np.arange(len(self._codes), dtype=np.int32)
+        self._charset_bytes = self._codes.tobytes()
+
+    def contains(self, x: Any) -> bool:
+        """``Text.contains`` over bytes: a string of an allowed length whose characters all
+        lie in the charset (deleting the charset's bytes leaves nothing), without one
+        Python step per character; checkers and property tests call it on every step."""
+        if not isinstance(x, str) or not self.min_length <= len(x) <= self.max_length:
+            return False
+        return x.isascii() and not x.encode("ascii").translate(None, self._charset_bytes)
 
     def encode(self, text: str) -> np.ndarray:
         out = np.full(self.max_length, len(self.character_set), dtype=np.int32)

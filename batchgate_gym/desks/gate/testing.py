@@ -23,6 +23,7 @@ core.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -227,10 +228,13 @@ _MUTATIONS: tuple[Callable[[str, int], str], ...] = (
 
 def near_valid_actions(batch_ids: Sequence[str] = (), tables: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """A valid action with one mutation: what a model gets almost right."""
+    # Built once, not per draw: hypothesis validates a strategy the first time it is drawn
+    # from, and building this tree afresh each draw cost more than the episode it fed.
+    valid = valid_actions(batch_ids, tables)
 
     @st.composite
     def mutated(draw: st.DrawFn) -> str:
-        text = draw(valid_actions(batch_ids, tables))
+        text = draw(valid)
         mutation = draw(st.sampled_from(_MUTATIONS))
         return mutation(text, draw(st.integers(0, max(len(text) - 1, 0))))
 
@@ -275,10 +279,16 @@ def episodes(
 ) -> st.SearchStrategy[tuple[Any, list[list[ToolCall]]]]:
     """A case and steps of calls over its batches (see :func:`call_sequences`)."""
 
+    drawn_cases = cases(**case_knobs)
+    # One strategy per case's names, not one per draw (see _action_strategies).
+    steps_over = functools.lru_cache(maxsize=256)(
+        lambda ids, tables: call_sequences(ids, tables, max_steps=max_steps, report=report)
+    )
+
     @st.composite
     def draw_episode(draw: st.DrawFn) -> tuple[Any, list[list[ToolCall]]]:
-        case = draw(cases(**case_knobs))
-        steps = draw(call_sequences(*case_names(case), max_steps=max_steps, report=report))
+        case = draw(drawn_cases)
+        steps = draw(steps_over(*map(tuple, case_names(case))))
         return case, steps
 
     return draw_episode()
@@ -352,6 +362,14 @@ def tampered_logs(log: Sequence[dict[str, Any]]) -> st.SearchStrategy[tuple[str,
 
 
 # -- the state machine --------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _action_strategies(
+    batch_ids: tuple[str, ...], tables: tuple[str, ...]
+) -> tuple[st.SearchStrategy[str], st.SearchStrategy[str]]:
+    """:func:`action_strings` and :func:`valid_actions` over one case's names."""
+    return action_strings(batch_ids, tables), valid_actions(batch_ids, tables)
+
+
 class GateMachine(RuleBasedStateMachine):
     """Random play against ``BatchGateEnv`` with its invariants checked at every step.
 
@@ -374,10 +392,10 @@ class GateMachine(RuleBasedStateMachine):
     @initialize(case=st.deferred(lambda: cases(rows_per_batch=(1, 8))))
     def start(self, case: Any) -> None:
         self.case = case
-        batch_ids, tables = case_names(case)
-        # Built once per run: constructing strategies per step costs more than stepping.
-        self.any_action = action_strings(batch_ids, tables)
-        self.valid_action = valid_actions(batch_ids, tables)
+        # Built once per case's names: constructing and validating strategies costs more
+        # than stepping, and hypothesis often plays the same case again (it mutates and
+        # shrinks the examples it has).
+        self.any_action, self.valid_action = _action_strategies(*map(tuple, case_names(case)))
         self.env = self.make_env(case)
         self.episodes = 0
         self._reset()

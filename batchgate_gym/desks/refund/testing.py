@@ -31,6 +31,7 @@ The settings profiles (``ci``, ``long``) are the gate's, registered by
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Sequence
@@ -394,11 +395,16 @@ def episodes(
     steps may end before the episode does; a caller sends the final ``reply``.
     """
     drawn_cases = case_strategy if case_strategy is not None else cases(**knobs)
+    # One strategy per case's names, not one per draw: hypothesis validates each new
+    # strategy, which cost more than the episode it fed; examples often share a case.
+    steps_over = functools.lru_cache(maxsize=256)(
+        lambda *names: call_sequences(*names, max_steps=max_steps, hostile=hostile, reply=reply)
+    )
 
     @st.composite
     def draw(draw_: st.DrawFn) -> tuple[Any, list[list[ToolCall]]]:
         case = draw_(drawn_cases)
-        steps = draw_(call_sequences(*case_names(case), max_steps=max_steps, hostile=hostile, reply=reply))
+        steps = draw_(steps_over(*map(tuple, case_names(case))))
         return case, steps
 
     return draw()

@@ -1,8 +1,15 @@
-"""Each env's text spaces share their read-only character tables but sample on their own."""
+"""Each env's text spaces share their read-only character tables but sample on their own,
+and judge membership as Gymnasium's Text does."""
 
 from __future__ import annotations
 
+from gymnasium.spaces import Text
+from hypothesis import given
+from hypothesis import strategies as st
+
 from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.envs.spaces import AsciiText
+from batchgate_gym.kernel.codec import OBSERVATION_CHARSET
 
 
 def test_spaces_share_tables_but_not_their_generators() -> None:
@@ -21,3 +28,12 @@ def test_spaces_share_tables_but_not_their_generators() -> None:
     third.action_space.seed(3)
     assert third.action_space.sample() == drawn
     assert all(first.action_space.contains(first.action_space.sample()) for _ in range(5))
+
+
+@given(st.one_of(st.text(max_size=40), st.text(st.characters(codec="ascii"), max_size=40), st.binary()))
+def test_membership_is_gymnasiums_own_judgement(value) -> None:
+    """``AsciiText.contains`` checks bytes instead of each character; it must say what
+    ``gymnasium.spaces.Text.contains`` says, for any string and for non-strings."""
+    for space in (AsciiText(20, min_length=2, charset=OBSERVATION_CHARSET), AsciiText(40, charset="ab\n")):
+        assert space.contains(value) is Text.contains(space, value)
+    assert BatchGateEnv(split="eval").observation_space.contains("turn 1 of 30\n\tok")
