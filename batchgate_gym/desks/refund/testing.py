@@ -404,7 +404,8 @@ def episodes(
     @st.composite
     def draw(draw_: st.DrawFn) -> tuple[Any, list[list[ToolCall]]]:
         case = draw_(drawn_cases)
-        steps = draw_(steps_over(*map(tuple, case_names(case))))
+        order_ids, skus, amounts = case_names(case)
+        steps = draw_(steps_over(tuple(order_ids), tuple(skus), tuple(amounts)))
         return case, steps
 
     return draw()
