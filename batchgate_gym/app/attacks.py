@@ -22,6 +22,9 @@ from .tables import markdown_table
 TARGET = "careful"  # the gate's target
 
 
+TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = add_case_source(parser)
     source.add_argument("--seeds", type=int, metavar="N", help="procedural cases of seeds 0..N-1")

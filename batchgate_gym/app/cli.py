@@ -5,7 +5,10 @@ written ``_``), exposing
 ``add_arguments(parser)`` and ``run(args) -> int``; a module that is not there
 yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
 :mod:`.desks`, the gate by default); a desk that lacks what a command needs
-makes it stop with a message and exit status 1.
+makes it stop with a message and exit status 1. The desks' environment options
+(``--rules``, ``--recovery``) belong to the commands that play a desk's own
+environment (a module setting ``TAKES_DESK_OPTIONS``); anywhere else argparse
+refuses them, rather than the command running without them.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0]
         )
         add_desk_option(command)
-        add_desk_env_options(command)
+        if getattr(module, "TAKES_DESK_OPTIONS", False):
+            add_desk_env_options(command)
         module.add_arguments(command)
         command.set_defaults(handler=module.run)
     return parser

@@ -22,6 +22,7 @@ from .shared import add_case_source, desk_of, env_kwargs
 QUIT = ":quit"
 PROMPT = "action> "
 SCORE_BANNER = "=== score ==="
+TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

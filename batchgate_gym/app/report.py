@@ -28,6 +28,9 @@ from .tables import markdown_table
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
 
+TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_case_source(parser)
     parser.add_argument(

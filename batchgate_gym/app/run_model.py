@@ -21,6 +21,8 @@ from pathlib import Path
 
 from .shared import add_case_source, desk_of, env_kwargs
 
+TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_case_source(parser)

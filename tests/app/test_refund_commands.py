@@ -121,3 +121,31 @@ def test_options_the_env_refuses_together_end_the_command_with_its_reason() -> N
     )
     assert done.returncode != 0 and "only under the default rules" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "takes_them"),
+    [("report", True), ("attacks", True), ("play", True), ("run-model", True)]
+    + [("team", False), ("bench", False), ("serve", False)],
+)
+def test_only_commands_that_play_the_desks_env_take_its_options(
+    command: str, takes_them: bool, capsys
+) -> None:
+    """``--rules`` and ``--recovery`` set the desk's environment: a command that does not play
+    it (the team game, the benchmark, the scripted server) refuses them instead of running
+    without them."""
+    from batchgate_gym.app.cli import build_parser
+
+    needed = {
+        "run-model": ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--out", "out.jsonl"],
+        "serve": ["--policy", "careful"],
+    }.get(command, [])
+    argv = [command, "--desk", "refund", "--recovery", "on", "--rules", "default", *needed]
+    if takes_them:
+        args = build_parser().parse_args(argv)
+        assert (args.recovery, args.rules) == ("on", "default")
+        return
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(argv)
+    assert stopped.value.code == 2
+    assert "unrecognized arguments: --recovery on --rules default" in capsys.readouterr().err
