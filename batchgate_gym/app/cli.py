@@ -18,6 +18,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .desks import CaseSourceError
 from .shared import add_desk_env_options, add_desk_option
 
 SUBCOMMANDS = {
@@ -57,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.handler(args) or 0)
+    try:
+        return int(args.handler(args) or 0)
+    except CaseSourceError as exc:  # a mistyped split or a bad case file: the reason, not a traceback
+        raise SystemExit(f"batchgate {args.command}: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from .tables import money
 if TYPE_CHECKING:
     from .evaluate import EpisodeResult  # evaluate imports this module
 
-__all__ = ["Desk", "Metric", "TeamGame", "get", "names", "register", "unregister"]
+__all__ = ["CaseSourceError", "Desk", "Metric", "TeamGame", "get", "names", "register", "unregister"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,10 @@ def cases_drawn(make_env: Callable[..., Any]) -> Callable[[Iterable[int]], list[
     return draw
 
 
+class CaseSourceError(ValueError):
+    """The cases a command or :func:`~.evaluate.evaluate` was pointed at cannot be had."""
+
+
 @dataclass(frozen=True)
 class DeskOption:
     """A keyword of the desk's environment that every command exposes as ``--NAME``;
@@ -180,18 +184,31 @@ class Desk:
         return {**self.reference_policies, **self.attackers}
 
     def fixed_cases(self, cases: Any = None, split: str | None = None) -> list[Any]:
-        """The cases of a file (or given list) or of a named split; the default split if neither."""
+        """The cases of a file (or given list) or of a named split; the default split if neither.
+
+        Cases that cannot be had (an unknown split, a case file missing or broken: the
+        desk's message names the line and field) raise :class:`CaseSourceError`.
+        """
         if cases is not None:
             if isinstance(cases, str) and cases in self.splits:
                 return self.fixed_cases(split=cases)
             if self.load_cases is None:
-                raise ValueError(f"desk {self.name!r} reads no case files")
-            return self.load_cases(cases)
+                raise CaseSourceError(f"desk {self.name!r} reads no case files")
+            try:
+                return self.load_cases(cases)
+            except OSError as exc:
+                raise CaseSourceError(
+                    f"cannot read the case file {str(cases)!r}: {exc.strerror or exc}"
+                ) from exc
+            except ValueError as exc:  # the desk's CaseFormatError
+                raise CaseSourceError(str(exc)) from exc
         split = split or self.default_split
         if split is None or self.split_cases is None:
-            raise ValueError(f"desk {self.name!r} has no named splits")
+            raise CaseSourceError(f"desk {self.name!r} has no named splits")
         if split not in self.splits:
-            raise ValueError(f"desk {self.name!r} has no split {split!r}; splits: {', '.join(self.splits)}")
+            raise CaseSourceError(
+                f"desk {self.name!r} has no split {split!r}; splits: {', '.join(self.splits)}"
+            )
         return self.split_cases(split)
 
     def episode_fields(self, info: Mapping[str, Any]) -> dict[str, Any]:

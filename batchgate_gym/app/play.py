@@ -56,7 +56,10 @@ def play(
 ) -> dict[str, Any]:
     """One episode driven by a person; returns the last step's info (with the score if it ended)."""
     info: dict[str, Any]  # Gymnasium's reset and step info
-    observation, info = env.reset(**reset_kwargs)
+    try:
+        observation, info = env.reset(**reset_kwargs)
+    except ValueError as exc:  # a case id or index the cases lack: said as the command's reason
+        raise desks.CaseSourceError(str(exc)) from exc
     write(observation)
     write(f"\nOne action per line; {QUIT} stops without a report.")
     while True:

@@ -77,7 +77,11 @@ def add_case_source(
     """``--cases PATH`` or ``--split NAME`` (every command that plays fixed cases)."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--cases", help="a JSONL file of cases")
-    source.add_argument("--split", help=f"a named split (eval, train); {default} when none is given")
+    splits = sorted({split for name in desks.names() for split in desks.get(name).splits})
+    source.add_argument(
+        "--split",
+        help=f"a named split of the desk ({', '.join(splits)}: not every desk has each); {default} when none is given",
+    )
     return source
 
 

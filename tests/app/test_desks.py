@@ -188,7 +188,7 @@ def test_report_runs_a_registered_desk(guess_desk, capsys):
 def test_a_registered_desks_policies_are_its_own(guess_desk, capsys):
     with pytest.raises(SystemExit, match="unknown policy 'careful'; known: echo, blurt"):
         main(["report", "--desk", "guess", "--policies", "careful"])
-    with pytest.raises(ValueError, match="has no split 'eval'; splits: all"):
+    with pytest.raises(SystemExit, match="batchgate report: desk 'guess' has no split 'eval'; splits: all"):
         main(["report", "--desk", "guess", "--split", "eval"])
 
 
