@@ -16,7 +16,16 @@ from typing import Any
 
 from . import desks
 from .evaluate import EvaluationResult
-from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies, unsupported
+from .shared import (
+    add_case_source,
+    desk_of,
+    dumps,
+    env_kwargs,
+    int_in,
+    report_json,
+    run_policies,
+    unsupported,
+)
 from .tables import markdown_table
 
 TARGET = "careful"  # the gate's target
@@ -27,9 +36,9 @@ TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = add_case_source(parser)
-    source.add_argument("--seeds", type=int, metavar="N", help="procedural cases of seeds 0..N-1")
+    source.add_argument("--seeds", type=int_in(1), metavar="N", help="procedural cases of seeds 0..N-1")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

@@ -16,8 +16,10 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from batchgate_gym.kernel.episode import MAX_TURNS
+
 from . import desks
-from .shared import add_case_source, desk_of, env_kwargs
+from .shared import add_case_source, desk_of, env_kwargs, int_in
 
 QUIT = ":quit"
 PROMPT = "action> "
@@ -30,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--case", metavar="CASE_ID", help="play this case (eval split unless --cases/--split)"
     )
-    parser.add_argument("--seed", type=int, default=None, help="seed for drawing the case")
-    parser.add_argument("--max-turns", type=int, default=30, help="turn limit (default 30)")
+    parser.add_argument("--seed", type=int_in(0), default=None, help="seed for drawing the case")
+    parser.add_argument("--max-turns", type=int_in(1, MAX_TURNS), default=30, help="turn limit (default 30)")
 
 
 def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:

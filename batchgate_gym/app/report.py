@@ -20,9 +20,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from batchgate_gym.policies.base import Policy
+
 from . import desks
 from .evaluate import EvaluationResult
-from .shared import add_case_source, desk_of, dumps, env_kwargs, report_json, run_policies
+from .shared import add_case_source, desk_of, dumps, env_kwargs, int_in, report_json, run_policies
 from .tables import markdown_table
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
@@ -54,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -73,7 +75,15 @@ def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "
         module, _, attr = item.partition(":")
         if not attr:
             raise SystemExit(f"--policy wants MODULE:ATTR, got {item!r}")
-        obj = getattr(importlib.import_module(module), attr)
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise SystemExit(f"--policy {item}: {exc}") from None
+        if not callable(obj) and not isinstance(obj, Policy):
+            raise SystemExit(
+                f"--policy {item}: not a policy (it needs reset(observation, info) and act(observation),"
+                " or must be callable)"
+            )
         chosen[getattr(obj, "name", attr)] = obj
     return chosen
 

@@ -16,14 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .shared import desk_of
+from .shared import desk_of, int_in
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", required=True, help="a reference policy of the desk (careful, naive, ...)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    parser.add_argument(
+        "--port", type=int_in(1, 65_535), default=8000, help="port on 127.0.0.1 (default 8000)"
+    )
     parser.add_argument("--faults", type=float, default=0.0, help="share of requests failed in transport")
     parser.add_argument("--model-errors", type=float, default=0.0, help="share of turns that are mistakes")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault and mistake draws")

@@ -5,12 +5,41 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from . import desks
 from .evaluate import EvaluationResult, evaluate
 
 DEFAULT_DESK = "gate"
+
+
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer from ``low`` to ``high`` (no upper end if None); any
+    other text is refused by argparse with the bounds, before the command does any work."""
+    bounds = f"{low}..{high}" if high is not None else f"{low} or more"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be an integer {bounds}, not {value}")
+        return value
+
+    return parse
+
+
+def probability(text: str) -> float:
+    """An argparse ``type``: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], not {text}")
+    return value
 
 
 def add_desk_option(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import desks
 from .evaluate import Aggregate, EpisodeResult, evaluate
-from .shared import desk_of, unsupported
+from .shared import desk_of, int_in, probability, unsupported
 from .tables import markdown_table
 
 
@@ -158,20 +158,28 @@ def _cell(key: str, value: Any, metric: desks.Metric | None = None) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agents", type=int, default=2, help="agents in the team (default 2)")
+    parser.add_argument("--agents", type=int_in(1), default=2, help="agents in the team (default 2)")
     parser.add_argument(
-        "--seeds", type=int, default=200, help="episodes per policy, seeds 0..K-1 (default 200)"
+        "--seeds", type=int_in(1), default=200, help="episodes per policy, seeds 0..K-1 (default 200)"
     )
     parser.add_argument("--parallel", action="store_true", help="use the parallel API instead of AEC")
     parser.add_argument(
-        "--overlap", type=float, default=0.25, help="chance a batch is also on a second list (default 0.25)"
+        "--overlap",
+        type=probability,
+        default=0.25,
+        help="chance a batch is also on a second list (default 0.25)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
-    _game(desk)  # a desk without a team game stops here, before any work
+    game = _game(desk)  # a desk without a team game stops here, before any work
+    dealing = {"overlap": args.overlap} if game.overlap else {}
+    try:  # a team size the game refuses stops here too, with the game's reason
+        game.make_env(args.parallel, n_agents=args.agents, **dealing).close()
+    except ValueError as exc:
+        raise SystemExit(f"batchgate team: {exc}") from None
     table = team_table(args.agents, range(args.seeds), args.parallel, args.overlap, desk.name)
     print(json.dumps(table, indent=2) if args.json else markdown(table, desk.name))
     return 0

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from ..shared import desk_of, unsupported
+from ..shared import desk_of, int_in, unsupported
 from .config import AT_LEAST, TARGETS, BenchConfig
 from .harness import CLOCKS, machine, one_core, use_clock
 from .measures import (
@@ -96,7 +96,7 @@ def check_targets(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument("--quick", action="store_true", help="tiny run (a smoke test, not a measurement)")
-    parser.add_argument("--repeats", type=int, default=None, help="runs per figure (median reported)")
+    parser.add_argument("--repeats", type=int_in(1), default=None, help="runs per figure (median reported)")
     parser.add_argument(
         "--clock",
         choices=sorted(CLOCKS),
