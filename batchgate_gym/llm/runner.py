@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .chat import ChatEpisode, ChatSettings
 from .results import desk_tools, read_rows, trim_partial_line
@@ -90,6 +91,16 @@ class RunConfig:
         for name in ("rollouts", "concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} is at least 1")
+        for name in ("n", "limit"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} is at least 1 when given")
+        address = urlsplit(self.base_url)
+        if address.scheme not in ("http", "https") or not address.netloc:
+            # Checked here: a malformed address would otherwise fail every request, and each
+            # rollout would be written down as an infra error.
+            raise ValueError(
+                f"base_url is an http(s) address such as http://127.0.0.1:8000/v1, not {self.base_url!r}"
+            )
         if self.max_retries < 0 or self.timeout <= 0 or self.backoff < 0:
             raise ValueError("max_retries >= 0, timeout > 0 and backoff >= 0")
 

@@ -153,3 +153,25 @@ def test_a_cut_last_line_is_left_out_and_a_broken_middle_line_is_refused(
     broken.write_text(text[:40] + "\n" + text)
     with pytest.raises(ResultsError, match=re.escape(f"{broken}:1: not a JSON row")):
         load_results([broken])
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"base_url": "notaurl"}, r"base_url is an http\(s\) address"),
+        ({"base_url": "ftp://127.0.0.1/v1"}, r"base_url is an http\(s\) address"),
+        ({"n": 0}, "n is at least 1 when given"),
+        ({"limit": 0}, "limit is at least 1 when given"),
+    ],
+)
+def test_a_run_that_could_only_write_infra_errors_is_refused_before_any_request(
+    tmp_path, options, reason
+) -> None:
+    """A malformed address would fail every request, each rollout then written down as an
+    infra error; zero cases or rollouts would play nothing. Both are refused up front."""
+    from batchgate_gym.llm.runner import RunConfig
+
+    given = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "out": tmp_path / "o.jsonl"}
+    with pytest.raises(ValueError, match=reason):
+        RunConfig(**{**given, **options})
+    assert not (tmp_path / "o.jsonl").exists()
