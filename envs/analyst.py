@@ -17,7 +17,7 @@ from batchgate_gym.desks.analyst.replay import score_live
 from batchgate_gym.desks.analyst.sources import case_source
 from batchgate_gym.desks.analyst.tools import ANALYST_ENDING
 from batchgate_gym.desks.analyst.world import AnalystWorld
-from batchgate_gym.kernel.case_sources import CaseSource
+from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
 
 from .text_env import DeskAdapter, TextDeskEnv, checked_settings
 
@@ -75,8 +75,10 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
 
     **Arguments** ``cases``: ``None`` (a procedural case per reset; knobs
     ``level``, ``template``, ``store``, ``scale`` as arguments or reset options,
-    and ``case_seed``), ``"eval"`` (60 cases) or ``"train"`` (320), a JSONL path,
-    a list of case dicts or cases, or a source. ``max_turns`` (16),
+    and ``case_seed``), a split name (``"eval"``, 96 cases over levels 1 to 7;
+    ``"train"``, 360; ``"tpch"``, 28; ``"chdb"``, 23), a JSONL path, a list of case
+    dicts or cases, or a source; ``split`` names a split too (``split="eval"`` is
+    ``cases="eval"``; give one of the two). ``max_turns`` (16),
     ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``log_key``,
     ``render_mode`` (``"ansi"``). Bounds are checked before anything is built.
     """
@@ -85,6 +87,7 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
         self,
         cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
         *,
+        split: str | None = None,
         max_turns: int = 16,
         max_calls_per_step: int = 32,
         max_observation_chars: int = 65_536,
@@ -97,9 +100,8 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
         )
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")
-        super().__init__(
-            analyst_adapter(case_source(cases, **knobs), log_key), limits, render_mode=render_mode
-        )
+        source = case_source(cases_or_split(cases, split), **knobs)
+        super().__init__(analyst_adapter(source, log_key), limits, render_mode=render_mode)
 
 
 __all__ = ["AnalystDeskEnv", "analyst_adapter", "analyst_case_info"]

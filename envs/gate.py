@@ -25,6 +25,7 @@ from batchgate_gym.desks.gate.replay import score_live
 from batchgate_gym.desks.gate.sources import CaseSource, case_source
 from batchgate_gym.desks.gate.tools import GATE_ENDING
 from batchgate_gym.desks.gate.world import GateWorld
+from batchgate_gym.kernel.case_sources import cases_or_split
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .text_env import DeskAdapter, TextDeskEnv, checked_settings
@@ -149,10 +150,7 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
             batches=batches,
             defects_per_batch=defects_per_batch,
         )
-        if split is not None:
-            if cases is not None:
-                raise ValueError("give cases= or split=, not both")
-            cases = split
+        cases = cases_or_split(cases, split)
         procedural_only = {k: v for k, v in knobs.items() if v != KNOB_DEFAULTS[k]}
         source = case_source(cases, **(knobs if cases is None else procedural_only))
         super().__init__(gate_adapter(source, sql_budget, log_key), limits, render_mode=render_mode)

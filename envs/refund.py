@@ -20,7 +20,7 @@ from batchgate_gym.desks.refund.replay import score_live
 from batchgate_gym.desks.refund.sources import case_source
 from batchgate_gym.desks.refund.tools import REFUND_ENDING
 from batchgate_gym.desks.refund.world import RefundWorld
-from batchgate_gym.kernel.case_sources import CaseSource
+from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
 from batchgate_gym.kernel.plain import check_int
 
 from .text_env import DeskAdapter, TextDeskEnv, checked_settings
@@ -141,7 +141,8 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     :class:`~batchgate_gym.desks.refund.cases.RefundCase` objects, or any case
     source; for fixed cases ``reset(options={"case_id": ...})`` or
     ``{"case_index": ...}`` names one, otherwise it is drawn with
-    ``self.np_random``, so one seed gives one case in any process.
+    ``self.np_random``, so one seed gives one case in any process. ``split``
+    names a split too (``split="eval"`` is ``cases="eval"``; give one of the two).
     ``rules``: ``"default"`` (ours) or ``"original"`` (the original grader's, to
     reproduce its figures). The default rules refuse a payment (logged as not
     executed, no money moved) unless it names the ticket's order, a positive whole
@@ -185,6 +186,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         self,
         cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
         *,
+        split: str | None = None,
         rules: str = "default",
         hints: bool = False,
         recovery: bool = False,
@@ -196,6 +198,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         render_mode: str | None = None,
     ) -> None:
         # Every argument is checked before anything is built or read.
+        cases = cases_or_split(cases, split)
         tickets = check_int("tickets", tickets, 1, MAX_TICKETS)
         if tickets != 1 and cases is not None:
             raise ValueError("tickets sets the queue of procedural cases: give it only with cases=None")

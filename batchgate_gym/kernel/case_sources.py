@@ -105,6 +105,17 @@ class FixedCases:
         return self.cases[index]
 
 
+def cases_or_split(cases: Any, split: str | None) -> Any:
+    """An environment's ``cases``, given its ``split=`` alias: the split's name, when only it is given."""
+    if split is None:
+        return cases
+    if cases is not None:
+        raise ValueError("give cases= or split=, not both")
+    if not isinstance(split, str):
+        raise ValueError(f"split must be a split's name, not {split!r}")
+    return split
+
+
 def resolve_cases(
     cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None,
     *,
@@ -131,7 +142,12 @@ def resolve_cases(
     if isinstance(cases, str) and cases in splits:
         return FixedCases(splits[cases]())
     if isinstance(cases, (str, os.PathLike)):
-        return FixedCases(load(cases))
+        try:
+            return FixedCases(load(cases))
+        except FileNotFoundError:  # a mistyped split name reads better than "no such file"
+            raise ValueError(
+                f"{os.fspath(cases)!r} is neither a split ({', '.join(splits)}) nor an existing case file"
+            ) from None
     items = list(cases)
     if all(isinstance(item, case_type) for item in items):
         return FixedCases(items)
@@ -143,6 +159,7 @@ __all__ = [
     "CaseSource",
     "FixedCases",
     "ProceduralSource",
+    "cases_or_split",
     "draw_seed",
     "resolve_cases",
 ]

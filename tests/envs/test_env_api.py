@@ -182,3 +182,16 @@ def test_same_seed_same_everything_in_two_processes():
     ]
     assert runs[0] == runs[1]
     assert len(json.loads(runs[0])) == 3
+
+
+@pytest.mark.parametrize(
+    ("env_id", "split", "count"), [("RefundDesk-v0", "eval", 32), ("AnalystDesk-v0", "tpch", 28)]
+)
+def test_every_desk_takes_split_as_the_gate_does(env_id: str, split: str, count: int) -> None:
+    env = gymnasium.make(f"batchgate_gym/{env_id}", split=split)
+    assert len(env.unwrapped.source) == count
+    env.close()
+    with pytest.raises(ValueError, match=r"'nope' is neither a split \(eval, train"):
+        gymnasium.make(f"batchgate_gym/{env_id}", split="nope")
+    with pytest.raises(ValueError, match="give cases= or split=, not both"):
+        gymnasium.make(f"batchgate_gym/{env_id}", split=split, cases=split)

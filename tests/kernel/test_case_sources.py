@@ -13,6 +13,7 @@ from batchgate_gym.kernel.case_sources import (
     CaseSource,
     FixedCases,
     ProceduralSource,
+    cases_or_split,
     draw_seed,
     resolve_cases,
 )
@@ -104,3 +105,23 @@ def test_knobs_are_refused_for_anything_but_procedural_cases():
         _resolve("small", size=2)
     with pytest.raises(ValueError, match="no cases given"):
         _resolve([])
+
+
+def test_a_name_that_is_neither_a_split_nor_a_file_says_so(tmp_path):
+    def missing(what: Any) -> list[Item]:
+        raise FileNotFoundError(2, "No such file or directory", str(what))
+
+    for name in ("evl", tmp_path / "cases.jsonl"):
+        with pytest.raises(ValueError, match=r"is neither a split \(small\) nor an existing case file"):
+            resolve_cases(
+                name, splits={"small": lambda: ITEMS[:1]}, load=missing, case_type=Item, procedural=Seeded
+            )
+
+
+def test_split_is_another_name_for_a_split_given_as_cases():
+    assert cases_or_split(None, "eval") == "eval"
+    assert cases_or_split("path.jsonl", None) == "path.jsonl"
+    with pytest.raises(ValueError, match="give cases= or split=, not both"):
+        cases_or_split("eval", "eval")
+    with pytest.raises(ValueError, match="split must be a split's name"):
+        cases_or_split(None, 3)  # type: ignore[arg-type]
