@@ -24,6 +24,7 @@ from .shared import (
     int_in,
     report_json,
     run_policies,
+    split_options,
     unsupported,
 )
 from .tables import markdown_table
@@ -50,12 +51,15 @@ def attack_policies(cases: list[Any], desk: str = "gate") -> dict[str, Any]:
     return dict(spec.build_attacks(cases))
 
 
-def _cases(args: argparse.Namespace, desk: desks.Desk) -> list[Any]:
+def _cases(args: argparse.Namespace, desk: desks.Desk) -> tuple[list[Any], dict[str, Any]]:
+    """The cases played and the environment options to play them with."""
     if args.seeds is not None:
         if desk.procedural_cases is None:
             raise unsupported("attacks", desk, "procedural cases (--seeds)")
-        return desk.procedural_cases(range(args.seeds))
-    return desk.fixed_cases(args.cases, args.split)
+        drawing, playing = split_options(env_kwargs(args, desk), desk)
+        return desk.procedural_cases(range(args.seeds), **drawing), playing
+    cases = desk.fixed_cases(args.cases, args.split)
+    return cases, env_kwargs(args, desk, cases)
 
 
 def procedural_cases(seeds: Iterable[int], desk: str = "gate") -> list[Any]:
@@ -82,12 +86,9 @@ def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     if desk.build_attacks is None:
         raise unsupported("attacks", desk, "attackers")
+    cases, options = _cases(args, desk)
     results = run_attacks(
-        _cases(args, desk),
-        jobs=args.jobs,
-        progress=not args.no_progress,
-        desk=desk.name,
-        env_kwargs=env_kwargs(args, desk),
+        cases, jobs=args.jobs, progress=not args.no_progress, desk=desk.name, env_kwargs=options
     )
     print(dumps(report_json(results, desk.name)) if args.json else attack_table(results, desk.name))
     return 0

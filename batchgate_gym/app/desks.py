@@ -98,12 +98,13 @@ class TeamGame:
     overlap: bool = True  # the environment takes ``overlap`` (the gate's lists do; not every game deals so)
 
 
-def cases_drawn(make_env: Callable[..., Any]) -> Callable[[Iterable[int]], list[Any]]:
+def cases_drawn(make_env: Callable[..., Any]) -> Callable[..., list[Any]]:
     """``procedural_cases`` for a desk whose env draws a fresh case per seed: the cases
-    ``reset(seed=s)`` draws by default, read back from the env's world."""
+    ``reset(seed=s)`` draws by default (or under the drawing options given, such as the
+    refund desk's ``tickets``), read back from the env's world."""
 
-    def draw(seeds: Iterable[int]) -> list[Any]:
-        env = make_env()
+    def draw(seeds: Iterable[int], **options: Any) -> list[Any]:
+        env = make_env(**options)
         try:
             found = []
             for seed in seeds:
@@ -130,6 +131,9 @@ class DeskOption:
     default: str
     help: str = ""
     parse: Callable[[str], Any] = str
+    # Shapes the procedural cases drawn (a property of the case, as a refund queue's length):
+    # given when cases are drawn, never with fixed cases, which already hold their shape.
+    draws: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,7 @@ class Desk:
     default_split: str | None = None
     split_cases: Callable[[str], list[Any]] | None = None
     load_cases: Callable[[Any], list[Any]] | None = None
-    procedural_cases: Callable[[Iterable[int]], list[Any]] | None = None
+    procedural_cases: Callable[..., list[Any]] | None = None  # (seeds, **drawing options) -> cases
     metrics: tuple[Metric, ...] = ()
     headline_terms: tuple[str, ...] | None = None  # mean rows of the baseline table; all terms if None
     exact_terms: tuple[tuple[str, str], ...] = ()  # (term, label): episodes where the term is 1

@@ -42,7 +42,7 @@ def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     cases: Any = None
     if args.cases or args.split or args.case:
         cases = desk.fixed_cases(args.cases, args.split)
-    env = desk.make_env(cases, max_turns=args.max_turns, **env_kwargs(args, desk))
+    env = desk.make_env(cases, max_turns=args.max_turns, **env_kwargs(args, desk, cases))
     reset: dict[str, Any] = {"seed": args.seed}
     if args.case:
         reset["options"] = {"case_id": args.case}

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=not args.no_progress,
         desk=desk.name,
-        env_kwargs=env_kwargs(args, desk),
+        env_kwargs=env_kwargs(args, desk, desk.fixed_cases(args.cases, args.split)),
     )
     if args.json:
         print(dumps(report_json(results, desk.name)))

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             max_retries=args.max_retries,
             backoff=args.backoff,
-            env_kwargs=env_kwargs(args, desk),
+            env_kwargs=env_kwargs(args, desk, desk.fixed_cases(args.cases, args.split)),
             retry_infra=args.retry_infra,
             limit=args.limit,
         )

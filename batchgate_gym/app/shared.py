@@ -73,9 +73,10 @@ def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def env_kwargs(args: argparse.Namespace, desk: desks.Desk) -> dict[str, Any]:
-    """The desk's environment keywords from the command line, parsed; an option it lacks, or
-    options its environment refuses together, end the command with the environment's reason."""
+def env_kwargs(args: argparse.Namespace, desk: desks.Desk, cases: Any = None) -> dict[str, Any]:
+    """The desk's environment keywords from the command line, parsed; an option it lacks, one
+    that shapes procedural cases given with fixed ``cases``, or options its environment
+    refuses together, end the command with the reason."""
     given = {
         name: value
         for name, value in vars(args).items()
@@ -87,12 +88,26 @@ def env_kwargs(args: argparse.Namespace, desk: desks.Desk) -> dict[str, Any]:
     if stray:
         raise SystemExit(f"batchgate: the {desk.name!r} desk has no option --{stray[0].replace('_', '-')}")
     parsed = {name: own[name].parse(value) for name, value in given.items()}
+    shaping = [name for name, value in given.items() if own[name].draws and value != own[name].default]
+    if shaping and cases is not None:
+        raise SystemExit(
+            f"batchgate: --{shaping[0].replace('_', '-')} shapes the procedural cases drawn (play without"
+            " --case, --cases or --split; attacks --seeds), not fixed cases"
+        )
     if parsed:
         try:  # refused here, with the reason, rather than in every episode's worker
-            desk.make_env(**parsed).close()
+            desk.make_env(cases, **parsed).close()
         except ValueError as exc:
             raise SystemExit(f"batchgate: {exc}") from None
     return parsed
+
+
+def split_options(options: dict[str, Any], desk: desks.Desk) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(drawing, playing)``: the options that shape procedural cases as they are drawn, and
+    the rest, for the environment that plays the drawn cases."""
+    draws = {option.name for option in desk.options if option.draws}
+    drawing = {name: value for name, value in options.items() if name in draws}
+    return drawing, {name: value for name, value in options.items() if name not in draws}
 
 
 def unsupported(command: str, desk: desks.Desk, what: str) -> SystemExit:

@@ -149,3 +149,47 @@ def test_only_commands_that_play_the_desks_env_take_its_options(
         build_parser().parse_args(argv)
     assert stopped.value.code == 2
     assert "unrecognized arguments: --recovery on --rules default" in capsys.readouterr().err
+
+
+def test_tickets_on_the_command_line_draws_the_queues_the_env_keyword_draws() -> None:
+    """``attacks --seeds N --tickets K`` plays the queues ``RefundDeskEnv(tickets=K)`` draws for
+    seeds 0..N-1: careful's per-case rewards equal the keyword's, case by case."""
+    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.policies.refund import REFUND_POLICIES
+
+    ours = batchgate("attacks", "--desk", "refund", "--seeds", "4", "--tickets", "3")
+    direct = evaluate(
+        REFUND_POLICIES["careful"], seeds=range(4), desk="refund", env_kwargs={"tickets": 3}, progress=False
+    )
+    assert {c: row["reward"] for c, row in ours["careful"]["per_case"].items()} == {
+        e.case_id: e.reward for e in direct.episodes
+    }
+    one = batchgate("attacks", "--desk", "refund", "--seeds", "4")
+    assert ours["cut-after-first"]["per_case"] != one["cut-after-first"]["per_case"]  # queues: other cases
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "--desk", "refund", "--tickets", "2"],
+        ["attacks", "--desk", "refund", "--tickets", "2"],
+        ["play", "--desk", "refund", "--split", "eval", "--tickets", "2"],
+    ],
+)
+def test_tickets_with_fixed_cases_is_refused_with_the_reason(argv: list[str]) -> None:
+    from batchgate_gym.app.cli import main
+
+    with pytest.raises(SystemExit, match="--tickets shapes the procedural cases drawn"):
+        main(argv)
+
+
+def test_play_draws_a_queue_with_tickets() -> None:
+    from batchgate_gym.app.cli import build_parser
+    from batchgate_gym.app.play import build_env
+
+    env, reset = build_env(
+        build_parser().parse_args(["play", "--desk", "refund", "--seed", "5", "--tickets", "3"])
+    )
+    env.reset(**reset)
+    assert len(env.unwrapped.world.case.tickets) == 3
+    env.close()

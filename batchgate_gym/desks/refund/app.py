@@ -16,6 +16,8 @@ from typing import Any
 
 from batchgate_gym.app.desks import Desk, DeskOption, Metric, TeamGame, cases_drawn, get, register
 
+from .generator.build import MAX_TICKETS
+
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
     from batchgate_gym.envs.refund import RefundDeskEnv
@@ -293,6 +295,14 @@ def _make() -> Desk:
                 "off",
                 "a sixth tool, void_refund, that takes back a payment of the episode (default rules only)",
                 parse=_on,
+            ),
+            DeskOption(
+                "tickets",
+                tuple(str(n) for n in range(1, MAX_TICKETS + 1)),
+                "1",
+                "tickets per procedural case: a queue over one ledger (play --seed, attacks --seeds)",
+                parse=int,
+                draws=True,
             ),
         ),
     )
