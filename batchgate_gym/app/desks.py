@@ -123,8 +123,9 @@ class CaseSourceError(ValueError):
 
 @dataclass(frozen=True)
 class DeskOption:
-    """A keyword of the desk's environment that every command exposes as ``--NAME``;
-    ``parse`` turns the chosen text into the keyword's value (``"on"`` into ``True``)."""
+    """A keyword of the desk's environment that the commands playing it (report, attacks,
+    play, run-model) expose as ``--NAME``; ``parse`` turns the chosen text into the
+    keyword's value (``"on"`` into ``True``)."""
 
     name: str
     choices: tuple[str, ...]
