@@ -12,6 +12,7 @@ the world or the log.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,11 +49,11 @@ class RefundMacroLayout:
     lines: int = 4
     recovery: bool = False
 
-    @property
-    def line_moves(self) -> tuple[str, ...]:
+    @functools.cached_property
+    def line_moves(self) -> tuple[str, ...]:  # the mask asks for it per line at every move
         return LINE_MOVES + RECOVERY_MOVES if self.recovery else LINE_MOVES
 
-    @property
+    @functools.cached_property
     def line_features(self) -> int:
         return LINE_FEATURES + (RECOVERY_FEATURES if self.recovery else 0)
 

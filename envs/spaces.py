@@ -18,6 +18,8 @@ from gymnasium import spaces
 from gymnasium.spaces.utils import flatten
 from gymnasium.vector.utils import read_from_shared_memory
 
+from batchgate_gym.kernel.codec import within
+
 
 class AsciiText(spaces.Text):
     """``spaces.Text`` whose charset is ASCII (checked at construction)."""
@@ -37,7 +39,7 @@ class AsciiText(spaces.Text):
         Python step per character; checkers and property tests call it on every step."""
         if not isinstance(x, str) or not self.min_length <= len(x) <= self.max_length:
             return False
-        return x.isascii() and not x.encode("ascii").translate(None, self._charset_bytes)
+        return within(x, self._charset_bytes)
 
     def encode(self, text: str) -> np.ndarray:
         out = np.full(self.max_length, len(self.character_set), dtype=np.int32)

@@ -88,14 +88,12 @@ def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "
     return chosen
 
 
-def with_attackers(
-    policies: dict[str, Any], cases: str | None, split: str | None, desk: str = "gate"
-) -> dict[str, Any]:
-    """``policies`` followed by every attacker not already among them."""
+def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = "gate") -> dict[str, Any]:
+    """``policies`` followed by every attacker not already among them, oracles given the truth
+    of ``played`` (the cases the report plays)."""
     spec = desks.get(desk)
     if spec.build_attacks is None:
         return policies
-    played = spec.fixed_cases(cases, split)
     extra = {name: policy for name, policy in spec.build_attacks(played).items() if name not in policies}
     return {**policies, **extra}
 
@@ -109,16 +107,17 @@ def run(args: argparse.Namespace) -> int:
     if args.attackers and desk.build_attacks is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no attackers")
     policies = resolve_policies(args.policies, args.policy, desk.name)
+    played = desk.fixed_cases(args.cases, args.split)  # read once for the attackers and the options
     if args.attackers:
-        policies = with_attackers(policies, args.cases, args.split, desk.name)
+        policies = with_attackers(policies, played, desk.name)
     results = run_policies(
         policies,
-        cases=args.cases,
+        cases=args.cases,  # named as given: a desk may serve splits but read no case lists
         split=args.split,
         jobs=args.jobs,
         progress=not args.no_progress,
         desk=desk.name,
-        env_kwargs=env_kwargs(args, desk, desk.fixed_cases(args.cases, args.split)),
+        env_kwargs=env_kwargs(args, desk, played),
     )
     if args.json:
         print(dumps(report_json(results, desk.name)))

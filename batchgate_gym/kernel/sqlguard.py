@@ -333,7 +333,7 @@ class SqlGuard:
         """:meth:`keyed`, by the schema just read (nothing has run since)."""
         if not self._reuse or self._schema is None:
             return self.keyed(sql)
-        return f"/* schema {self._schema[1]} */ {sql}"
+        return keyed_by(self._schema[1], sql)
 
     def keyed(self, sql: str) -> str:
         """``sql`` as the guard runs it: with reuse on, led by a comment naming the schema.
@@ -345,7 +345,7 @@ class SqlGuard:
             return sql
         active, self._active = self._active, False  # the guard's own look at the schema
         try:
-            return f"/* schema {self._schema_fingerprint()} */ {sql}"
+            return keyed_by(self._schema_fingerprint(), sql)
         finally:
             self._active = active
 
@@ -462,6 +462,13 @@ class SqlGuard:
 
 SchemaKey = tuple[int, str]
 """A schema as the guard knows it: its cookie and the digest of its ``sqlite_master``."""
+
+
+def keyed_by(fingerprint: str, sql: str) -> str:
+    """``sql`` led by a comment naming its schema's digest (a :data:`SchemaKey`'s second
+    part): the text a statement is compiled and cached under, so that none compiled over
+    one schema runs over another."""
+    return f"/* schema {fingerprint} */ {sql}"
 
 
 def schema_key(conn: sqlite3.Connection) -> SchemaKey:

@@ -23,7 +23,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
 from batchgate_gym.kernel.plain import frozen
-from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, schema_key
+from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, keyed_by, schema_key
 from batchgate_gym.kernel.sqlite_image import (
     open_connection,
     restore,
@@ -309,7 +309,7 @@ class GateWorld:
         keys it: nothing changes the schema during an episode (the world's statements
         write rows only, and the guard refuses an agent's DDL), so it is not read again."""
         schema = self.prepared_case.schema
-        return self.guard.keyed(sql) if schema is None else f"/* schema {schema[1]} */ {sql}"
+        return self.guard.keyed(sql) if schema is None else keyed_by(schema[1], sql)
 
     def mart_usd(self) -> float:
         usd: float = self.conn.execute(self._keyed(MART_SQL)).fetchone()[0]
