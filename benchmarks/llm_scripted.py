@@ -1,11 +1,11 @@
-"""Scripted players through the chat-completions server: the README's "Evaluate a model" table.
+"""Scripted players through the chat-completions server: the "Evaluate a model" table of docs/models.md.
 
 No model is run. Each player is a reference policy served by ``batchgate serve``'s
 server (:mod:`batchgate_gym.llm.server`) on a free port of 127.0.0.1 and played by
 ``batchgate run-model``'s runner (the official ``openai`` client), exactly as a
 model behind an API would be; the last one meets injected transport faults and
 model mistakes. The result files go to ``benchmarks/results/llm/`` (replaced), and
-``batchgate report --results`` over them prints the README's table, re-grading
+``batchgate report --results`` over them prints that table, re-grading
 every row from its log.
 
     python benchmarks/llm_scripted.py [--out benchmarks/results/llm] [-n 32]

@@ -1,4 +1,4 @@
-"""Markdown tables, as every command prints them (and the README pins them)."""
+"""Markdown tables, as every command prints them (and the README and docs pin them)."""
 
 from __future__ import annotations
 

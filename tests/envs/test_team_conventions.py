@@ -39,7 +39,7 @@ def test_env_is_order_enforced_before_reset():
 
 
 def _play_readme_example(team) -> dict:
-    """The README's team example, returning each agent's last info."""
+    """The team example of docs/gate.md, returning each agent's last info."""
     team.reset(seed=7)
     policies = {agent: CarefulWithClaims() for agent in team.agents}
     for agent, policy in policies.items():

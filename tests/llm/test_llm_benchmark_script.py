@@ -1,4 +1,4 @@
-"""benchmarks/llm_scripted.py, which makes the README's model table, runs end to end (few cases)."""
+"""benchmarks/llm_scripted.py, which makes the model table of docs/models.md, runs end to end (few cases)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The benchmark's result as the Markdown tables the README shows."""
+"""The benchmark's result as the Markdown tables the docs show."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def _num(value: float | None, digits: int = 0) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The small tables the README shows."""
+    """The small tables the docs show."""
     return "\n\n".join([_headline_table(result), _vector_table(result), _scaling_table(result)])
 
 
