@@ -69,7 +69,7 @@ from batchgate_gym.kernel.plain import check_int
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from .gate import gate_case_info
-from .text_env import checked_settings, final_info, text_space
+from .text_env import ansi_ending, ansi_step, checked_settings, final_info, text_space
 
 _CASE_OPTIONS = frozenset(
     {
@@ -188,8 +188,13 @@ class TeamSetup:
         outcome = self.game.act(agent, action)
         self.texts[agent] = outcome.observation
         if self.render_mode == "ansi":
-            shown = action if isinstance(action, str) else repr(action)
-            self._transcript.append(f"[{agent}] ACTION:\n{shown}\n{outcome.observation}")
+            game, ledger = self.game, self.game.world.ledger
+            turn = game.episodes[agent].turn
+            self._transcript.append(
+                ansi_step(turn, game.limits.max_turns, action, outcome.observation, ledger, agent)
+            )
+            if game.result is not None:
+                self._transcript.append(ansi_ending(game.result.score.as_dict(), ledger))
         return outcome
 
     def _step_info(self, agent: str, outcome: StepOutcome) -> dict[str, Any]:

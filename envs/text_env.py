@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -103,6 +104,27 @@ def final_info(
         "log_entries": len(ledger),
         "log_head": ledger.head,
     }
+
+
+LOG_HEAD_SHOWN = 16  # hex digits of the running head in each step's header
+
+
+def ansi_step(
+    turn: int, max_turns: int, action: object, observation: str, ledger: Ledger, agent: str = ""
+) -> str:
+    """One step of the ``"ansi"`` transcript: the turn, the call as sent, its result and
+    the log as it stands after it (entries so far and the running head)."""
+    shown = action if isinstance(action, str) else repr(action)
+    who = f"{agent} " if agent else ""
+    header = f"--- {who}turn {turn} of {max_turns} | log: {len(ledger)} entries, head {ledger.head[:LOG_HEAD_SHOWN]} ---"
+    return f"{header}\nACTION:\n{shown}\nRESULT:\n{observation}"
+
+
+def ansi_ending(score: Mapping[str, Any], ledger: Ledger) -> str:
+    """The transcript's last block: the score with every term and metric, and the full
+    log head to pin (as ``info["log_head"]``)."""
+    terms = json.dumps(dict(score), separators=(", ", ": "))
+    return f"=== episode over | score {terms} | log: {len(ledger)} entries, head {ledger.head} ==="
 
 
 def checked_settings(
@@ -204,8 +226,11 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
             info.update(final_info(self.adapter.case_info(self.case), score, self.world.ledger))
             reward = info["score"]["reward"]  # the exact reward, converted once
         if self.render_mode == "ansi":
-            shown = action if isinstance(action, str) else repr(action)
-            self._transcript.append(f"ACTION:\n{shown}\n{outcome.observation}")
+            ledger = self.world.ledger
+            turns = self.limits.max_turns
+            self._transcript.append(ansi_step(self.episode.turn, turns, action, outcome.observation, ledger))
+            if "score" in info:
+                self._transcript.append(ansi_ending(info["score"], ledger))
         return outcome.observation, reward, outcome.terminated, outcome.truncated, info
 
     def export_log(self) -> list[dict[str, Any]]:
@@ -213,6 +238,9 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         return self.world.ledger.export()
 
     def render(self) -> str | None:
+        """With ``render_mode="ansi"``, the episode so far as text: the opening task,
+        then for each step the turn, the action, its result and the running log head,
+        and once it ends the score and the final head; otherwise ``None``."""
         if self.render_mode == "ansi":
             return "\n\n".join(self._transcript)
         return None
@@ -228,6 +256,8 @@ __all__ = [
     "DeskWorld",
     "LiveScore",
     "TextDeskEnv",
+    "ansi_ending",
+    "ansi_step",
     "checked_settings",
     "final_info",
     "text_space",
