@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+# First: without the analyst extra, one line naming it rather than an error from polars.
+from batchgate_gym.desks.analyst import dependencies  # noqa: F401
 from batchgate_gym.desks.analyst.cases import AnalystCase
 from batchgate_gym.desks.analyst.prompt import task_text
 from batchgate_gym.desks.analyst.replay import score_live

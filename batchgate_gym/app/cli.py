@@ -5,7 +5,10 @@ written ``_``), exposing
 ``add_arguments(parser)`` and ``run(args) -> int``; a module that is not there
 yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
 :mod:`.desks`, the gate by default); a desk that lacks what a command needs
-makes it stop with a message and exit status 1. The desks' environment options
+makes it stop with a message and exit status 1, and so does a desk whose
+libraries come with an extra that is not installed (the message names it).
+Building the parser builds no desk, so ``batchgate --help`` and every gate and
+refund command run on the base install. The desks' environment options
 (``--rules``, ``--recovery``) belong to the commands that play a desk's own
 environment (a module setting ``TAKES_DESK_OPTIONS``); anywhere else argparse
 refuses them, rather than the command running without them.
@@ -18,8 +21,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_line
+
+from . import desks
 from .desks import CaseSourceError
-from .shared import add_desk_env_options, add_desk_option
+from .helptext import TerminalHelp, description
+from .shared import DEFAULT_DESK, add_desk_env_options, add_desk_option
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -32,11 +39,28 @@ SUBCOMMANDS = {
 }
 
 
+def desks_text() -> str:
+    """The top-level help's list of desks (read from the registry: no desk is built)."""
+    described = desks.descriptions()
+    width = max(map(len, described))
+    lines = []
+    for name, text in described.items():
+        lines.append(f"  {name:<{width}}  {text}" + (" (the default)" if name == DEFAULT_DESK else ""))
+        extra = desks.extra_of(name)
+        if extra is not None:
+            lines.append(f"  {'':<{width}}  needs the {extra} extra: {install_line(extra)}")
+    return "desks (--desk NAME, on every command):\n" + "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="batchgate", description="BadBatchGate: gate a nightly warehouse load."
+        prog="batchgate",
+        description="Play, compare and measure the desks of batchgate_gym: tool-using agents"
+        " graded from what they did, never from what they say.",
+        epilog=desks_text() + "\n\nbatchgate COMMAND --help describes a command and its options.",
+        formatter_class=TerminalHelp,
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module_name = f"batchgate_gym.app.{name.replace('-', '_')}"
         try:
@@ -46,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         command = sub.add_parser(
-            name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0]
+            name,
+            help=help_text,
+            description=description(module.__doc__, help_text),
+            formatter_class=TerminalHelp,
         )
         add_desk_option(command)
         if getattr(module, "TAKES_DESK_OPTIONS", False):
@@ -62,6 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except CaseSourceError as exc:  # a mistyped split or a bad case file: the reason, not a traceback
         raise SystemExit(f"batchgate {args.command}: {exc}") from None
+    except MissingExtra as exc:  # a desk whose extra is not installed: the line that installs it
+        raise SystemExit(f"batchgate {args.command}: {exc}") from None
+    except ModuleNotFoundError as exc:  # a library of an extra (the llm extra's aiohttp, ...)
+        extra = extra_providing(exc.name)
+        if extra is None:
+            raise
+        raise SystemExit(
+            f"batchgate {args.command} needs {exc.name}, not in the base install: {install_line(extra)}"
+        ) from None
 
 
 if __name__ == "__main__":

@@ -235,6 +235,8 @@ class Desk:
 class _Entry:
     description: str
     make: Callable[[], Desk]
+    options: tuple[DeskOption, ...] = ()
+    extra: str | None = None
     built: Desk | None = field(default=None)
 
 
@@ -242,13 +244,27 @@ _REGISTRY: dict[str, _Entry] = {}
 _DISCOVERED = False
 
 
-def register(name: str, description: str, make: Callable[[], Desk], *, replace: bool = False) -> None:
-    """Make ``name`` known; ``make()`` builds its :class:`Desk` when it is first asked for."""
+def register(
+    name: str,
+    description: str,
+    make: Callable[[], Desk],
+    *,
+    options: tuple[DeskOption, ...] = (),
+    extra: str | None = None,
+    replace: bool = False,
+) -> None:
+    """Make ``name`` known; ``make()`` builds its :class:`Desk` when it is first asked for.
+
+    ``options`` are the desk's environment options (the very tuple its :class:`Desk`
+    holds): the command line declares them without building any desk. ``extra`` names
+    the extra of ``setup.cfg`` that brings the desk's libraries when the base install
+    lacks them (``make()`` then raises :class:`~batchgate_gym.kernel.extras.MissingExtra`).
+    """
     if not name or not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"a desk name is letters, digits, '-' and '_', not {name!r}")
     if name in _REGISTRY and not replace:
         raise ValueError(f"desk {name!r} is already registered")
-    _REGISTRY[name] = _Entry(description, make)
+    _REGISTRY[name] = _Entry(description, make, options, extra)
 
 
 def unregister(name: str) -> None:
@@ -267,6 +283,29 @@ def descriptions() -> dict[str, str]:
     return {name: entry.description for name, entry in _REGISTRY.items()}
 
 
+def extra_of(name: str) -> str | None:
+    """The extra a desk's libraries come with (None: the base install has them)."""
+    _discover()
+    return _REGISTRY[name].extra
+
+
+def having_option(option: str) -> list[str]:
+    """The registered desks that take the environment option ``option``."""
+    _discover()
+    return [name for name, entry in _REGISTRY.items() if any(o.name == option for o in entry.options)]
+
+
+def all_options() -> dict[str, DeskOption]:
+    """Every registered desk's environment options by name (the first desk naming one
+    describes it), read from the registrations: no desk is built."""
+    _discover()
+    found: dict[str, DeskOption] = {}
+    for entry in _REGISTRY.values():
+        for option in entry.options:
+            found.setdefault(option.name, option)
+    return found
+
+
 def get(name: str) -> Desk:
     """The desk registered as ``name`` (built on first use); ``KeyError`` naming the known ones."""
     _discover()
@@ -277,6 +316,8 @@ def get(name: str) -> Desk:
         desk = entry.make()
         if desk.name != name:
             raise ValueError(f"desk registered as {name!r} calls itself {desk.name!r}")
+        if desk.options != entry.options:
+            raise ValueError(f"desk {name!r} has options its registration does not name")
         entry.built = desk
     return entry.built
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.kernel.extras import install_line
+
 from .evaluate import EvaluationResult
 
 REWARD_BY_FAMILY = "reward_by_family.png"
@@ -19,11 +21,20 @@ DAMAGE_BY_POLICY = "damage_by_policy.png"
 _DPI = 100
 
 
-def _pyplot() -> Any:
+def require_matplotlib() -> Any:
+    """matplotlib, or the command stops naming the extra that brings it (checked before
+    the report's episodes run, not after)."""
     try:
         import matplotlib
-    except ImportError as error:  # pragma: no cover - depends on the installation
-        raise SystemExit("--plot needs matplotlib: pip install 'batchgate_gym[plot]'") from error
+    except ImportError as error:
+        raise SystemExit(
+            f"--plot needs matplotlib, not in the base install: {install_line('plot')}"
+        ) from error
+    return matplotlib
+
+
+def _pyplot() -> Any:
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

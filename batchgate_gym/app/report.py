@@ -106,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no fixed cases to compare on")
     if args.attackers and desk.build_attacks is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no attackers")
+    if args.plot:
+        from .plots import require_matplotlib
+
+        require_matplotlib()
     policies = resolve_policies(args.policies, args.policy, desk.name)
     played = desk.fixed_cases(args.cases, args.split)  # read once for the attackers and the options
     if args.attackers:

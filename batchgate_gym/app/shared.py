@@ -44,12 +44,11 @@ def probability(text: str) -> float:
 
 def add_desk_option(parser: argparse.ArgumentParser) -> None:
     """``--desk NAME``: which desk the command plays (choices: every registered desk)."""
-    known = desks.names()
     parser.add_argument(
         "--desk",
         default=DEFAULT_DESK,
-        choices=known,
-        help=f"the desk to play: {', '.join(known)} (default {DEFAULT_DESK})",
+        choices=desks.names(),
+        help="the desk to play (batchgate --help lists them)",
     )
 
 
@@ -58,18 +57,16 @@ def desk_of(args: argparse.Namespace) -> desks.Desk:
 
 
 def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
-    """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``."""
-    seen: dict[str, desks.DeskOption] = {}
-    for name in desks.names():
-        for option in desks.get(name).options:
-            seen.setdefault(option.name, option)
-    for option in seen.values():
+    """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``
+    (read from the registrations: declaring them builds no desk)."""
+    for option in desks.all_options().values():
+        having = " and ".join(desks.having_option(option.name))
         parser.add_argument(
             f"--{option.name.replace('_', '-')}",
             dest=option.name,
             choices=option.choices,
-            default=None,
-            help=f"{option.help} (default {option.default}; desks that have it only)",
+            default=None,  # not given: the desk's own default, and no desk is refused for it
+            help=f"{option.help} (the {having} desk only; default: {option.default!r})",
         )
 
 
@@ -77,12 +74,8 @@ def env_kwargs(args: argparse.Namespace, desk: desks.Desk, cases: Any = None) ->
     """The desk's environment keywords from the command line, parsed; an option it lacks, one
     that shapes procedural cases given with fixed ``cases``, or options its environment
     refuses together, end the command with the reason."""
-    given = {
-        name: value
-        for name, value in vars(args).items()
-        if value is not None
-        and any(name == option.name for d in desks.names() for option in desks.get(d).options)
-    }
+    known = desks.all_options()
+    given = {name: value for name, value in vars(args).items() if value is not None and name in known}
     own = {option.name: option for option in desk.options}
     stray = sorted(set(given) - set(own))
     if stray:
@@ -121,10 +114,9 @@ def add_case_source(
     """``--cases PATH`` or ``--split NAME`` (every command that plays fixed cases)."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--cases", help="a JSONL file of cases")
-    splits = sorted({split for name in desks.names() for split in desks.get(name).splits})
     source.add_argument(
         "--split",
-        help=f"a named split of the desk ({', '.join(splits)}: not every desk has each); {default} when none is given",
+        help=f"a named split of the desk (eval, train, ...; a name it lacks is answered with its splits); {default} when none is given",
     )
     return source
 

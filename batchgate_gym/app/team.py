@@ -158,16 +158,14 @@ def _cell(key: str, value: Any, metric: desks.Metric | None = None) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agents", type=int_in(1), default=2, help="agents in the team (default 2)")
-    parser.add_argument(
-        "--seeds", type=int_in(1), default=200, help="episodes per policy, seeds 0..K-1 (default 200)"
-    )
+    parser.add_argument("--agents", type=int_in(1), default=2, help="agents in the team")
+    parser.add_argument("--seeds", type=int_in(1), default=200, help="episodes per policy, seeds 0..K-1")
     parser.add_argument("--parallel", action="store_true", help="use the parallel API instead of AEC")
     parser.add_argument(
         "--overlap",
         type=probability,
         default=0.25,
-        help="chance a batch is also on a second list (default 0.25)",
+        help="chance a batch is also on a second list",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 

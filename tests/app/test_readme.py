@@ -166,3 +166,40 @@ def test_docs_site_builds_strict(tmp_path):
         check=True,
     )
     assert (tmp_path / "site" / "gate" / "index.html").is_file()
+
+
+# -- the two commands ----------------------------------------------------------------------------
+
+CI_RUN = (ROOT / ".ci" / "run").read_text()
+FENCED_BASH = re.compile(r"```bash\n(?P<body>.*?)```", re.S)
+VENV = "python3 -m venv .venv"
+
+
+def _readme_commands() -> list[str]:
+    """The README's two commands: its bash blocks that make a venv, one command each."""
+    blocks = [m["body"] for m in FENCED_BASH.finditer(README)]
+    chosen = [block for block in blocks if block.lstrip().startswith(VENV)]
+    commands = []
+    for block in chosen:
+        lines = [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+        assert len(lines) == 1, f"one command per block: {block!r}"
+        commands.append(lines[0])
+    return commands
+
+
+def test_the_readmes_two_commands_are_what_ci_runs():
+    install_and_report, install_and_test = _readme_commands()
+    assert install_and_report.endswith("batchgate report") and "pip install -q -e . &&" in install_and_report
+    assert install_and_test.endswith("python -m pytest -q")
+    lines = [line.strip() for line in CI_RUN.splitlines()]
+    # The first runs in the fresh copy of the checkout, where no venv exists yet (a base
+    # install); the second, the suite, is the last thing CI runs.
+    fresh = lines.index('cd "$fresh"')
+    assert install_and_report in lines[fresh:]
+    assert lines.index(install_and_report) < lines.index(install_and_test) == len(lines) - 1
+    assert lines[-1] == install_and_test
+
+
+def test_ci_run_is_valid_bash_that_stops_at_the_first_failure():
+    assert "set -euo pipefail" in CI_RUN
+    subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], check=True)

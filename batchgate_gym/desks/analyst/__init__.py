@@ -20,5 +20,9 @@ The modules, one reason to change each:
 * :mod:`.grader` and :mod:`.replay` the score from the log and a re-run of the evidence.
 """
 
+# The extra of setup.cfg that brings the desk's libraries (the base install lacks them);
+# :mod:`.dependencies` checks them before anything else of the desk is imported.
+EXTRA = "analyst"
+
 ENV_ID = "batchgate_gym/AnalystDesk-v0"
 GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.analyst:AnalystDeskEnv"}

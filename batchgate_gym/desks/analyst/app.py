@@ -14,6 +14,8 @@ from typing import Any
 
 from batchgate_gym.app.desks import Desk, Metric, cases_drawn, register
 
+from . import EXTRA
+
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
     from batchgate_gym.envs.analyst import AnalystDeskEnv
@@ -55,6 +57,8 @@ def _bench() -> Any:
 
 
 def _make() -> Desk:
+    # First: without the analyst extra, one line naming it rather than an error from polars.
+    from batchgate_gym.desks.analyst import dependencies  # noqa: F401
     from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
 
     from . import ENV_ID
@@ -99,4 +103,4 @@ def _make() -> Desk:
 
 
 _DESCRIPTION = "AnalystDesk: answer business questions over real data engines, with evidence"
-register("analyst", _DESCRIPTION, _make)
+register("analyst", _DESCRIPTION, _make, extra=EXTRA)

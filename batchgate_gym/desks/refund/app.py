@@ -282,29 +282,7 @@ def _make() -> Desk:
             result=_team_result,
             overlap=False,
         ),
-        options=(
-            DeskOption(
-                "rules",
-                ("default", "original"),
-                "default",
-                "the refund desk's rule set: the original's, or ours with its holes closed",
-            ),
-            DeskOption(
-                "recovery",
-                ("off", "on"),
-                "off",
-                "a sixth tool, void_refund, that takes back a payment of the episode (default rules only)",
-                parse=_on,
-            ),
-            DeskOption(
-                "tickets",
-                tuple(str(n) for n in range(1, MAX_TICKETS + 1)),
-                "1",
-                "tickets per procedural case: a queue over one ledger (play --seed, attacks --seeds)",
-                parse=int,
-                draws=True,
-            ),
-        ),
+        options=OPTIONS,
     )
 
 
@@ -312,5 +290,32 @@ def _on(value: str) -> bool:
     return value == "on"
 
 
+# The environment's keywords the commands take as --NAME: declared at registration, so
+# the command line knows them without building the desk.
+OPTIONS = (
+    DeskOption(
+        "rules",
+        ("default", "original"),
+        "default",
+        "the refund desk's rule set: the original's, or ours with its holes closed",
+    ),
+    DeskOption(
+        "recovery",
+        ("off", "on"),
+        "off",
+        "a sixth tool, void_refund, that takes back a payment of the episode (default rules only)",
+        parse=_on,
+    ),
+    DeskOption(
+        "tickets",
+        tuple(str(n) for n in range(1, MAX_TICKETS + 1)),
+        "1",
+        "tickets per procedural case: a queue over one ledger (play --seed, attacks --seeds)",
+        parse=int,
+        draws=True,
+    ),
+)
+
+
 _DESCRIPTION = "RefundDesk: refund a ticket when the payment tool lies"
-register("refund", _DESCRIPTION, _make)
+register("refund", _DESCRIPTION, _make, options=OPTIONS)
