@@ -93,14 +93,16 @@ def final_info(
     """What the last ``info`` of an episode carries, on every desk and in the team game.
 
     The case's fields, then ``score`` (the score as a dict), then any ``extra``
-    fields, then the log's: ``log_intact`` (the chain verifies), ``log_entries``
-    and ``log_head`` (the last hash, to pin the log on replay).
+    fields, then the log's: ``log_intact`` (its entries link up, begin first and
+    seal last: :meth:`Ledger.linked`; the hashes themselves are recomputed where the
+    log leaves the environment, :meth:`TextDeskEnv.export_log`, and on replay),
+    ``log_entries`` and ``log_head`` (the last hash, to pin the log on replay).
     """
     return {
         **case_fields,
         "score": score,
         **extra,
-        "log_intact": ledger.intact(),
+        "log_intact": ledger.linked(),
         "log_entries": len(ledger),
         "log_head": ledger.head,
     }
@@ -234,7 +236,8 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         return outcome.observation, reward, outcome.terminated, outcome.truncated, info
 
     def export_log(self) -> list[dict[str, Any]]:
-        """The episode's hash-chained log as plain dicts (for replay and audit)."""
+        """The episode's hash-chained log as plain dicts (for replay and audit), its chain
+        recomputed on the way out (:meth:`Ledger.export`)."""
         return self.world.ledger.export()
 
     def render(self) -> str | None:

@@ -196,11 +196,27 @@ class Ledger:
         What :func:`verify_chain` checks of a log, read straight from the entries (the
         arguments, written here from checked calls, are not checked for plain JSON):
         every field of its type, every link, every hash, the begin first, the seal last
-        and counting the entries before it.
+        and counting the entries before it. :meth:`export` runs it; an episode's end
+        does not (:meth:`linked`).
         """
+        return self._holds(rehash=True)
+
+    def linked(self) -> bool:
+        """The chain's shape without recomputing a hash: every field of its type, each
+        entry numbered in order and linked to the one before, the begin first, the seal
+        last and counting the entries before it.
+
+        What an episode reports at its end. Every hash was computed by :meth:`append`
+        from the entry it sits in, so recomputing them there would find what was just
+        written; the hashes are checked where a log leaves the ledger (:meth:`export`)
+        and wherever an exported log comes back (replay, results files).
+        """
+        return self._holds(rehash=False)
+
+    def _holds(self, rehash: bool) -> bool:
         prev, last = GENESIS, len(self._entries) - 1
         for position, entry in enumerate(self._entries):
-            if not _live_entry_holds(entry, position, prev, last, self._key):
+            if not _live_entry_holds(entry, position, prev, last, self._key, rehash):
                 return False
             prev = entry.hash
         if not self._sealed:
@@ -212,13 +228,23 @@ class Ledger:
         )
 
     def export(self) -> list[dict[str, Any]]:
-        """Plain dicts, ready for JSON; a deep copy, so callers cannot edit the log."""
+        """Plain dicts, ready for JSON; a deep copy, so callers cannot edit the log.
+
+        The log leaves the ledger here, so its chain is recomputed first: a live entry
+        edited in place after it was written raises :class:`LogIntegrityError` instead
+        of being handed out.
+        """
+        if not self.intact():
+            raise LogIntegrityError("the live log was edited after it was written: its chain does not hold")
         exported: list[dict[str, Any]] = json.loads(json.dumps([entry.as_dict() for entry in self._entries]))
         return exported
 
 
-def _live_entry_holds(entry: LogEntry, position: int, prev: str, last: int, key: bytes | None) -> bool:
-    """One live entry as :func:`verify_chain` would judge its exported form."""
+def _live_entry_holds(
+    entry: LogEntry, position: int, prev: str, last: int, key: bytes | None, rehash: bool
+) -> bool:
+    """One live entry as :func:`verify_chain` would judge its exported form (its hash
+    recomputed only with ``rehash``)."""
     if not (
         isinstance(entry.seq, int)
         and not isinstance(entry.seq, bool)
@@ -234,6 +260,8 @@ def _live_entry_holds(entry: LogEntry, position: int, prev: str, last: int, key:
         return False
     if (entry.action == SEAL_ACTION and position != last) or (entry.action == BEGIN_ACTION and position != 0):
         return False
+    if not rehash:
+        return True
     digest = _fields_hash(
         entry.seq, entry.action, entry.args, entry.executed, entry.note, entry.prev_hash, key
     )

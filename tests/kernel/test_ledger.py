@@ -154,7 +154,35 @@ def test_a_live_ledger_judges_itself_as_verify_chain_judges_its_export(key):
         lambda entries: entries.pop(),
         lambda entries: entries.insert(1, dataclasses.replace(entries[1], seq=1)),
     ]
-    for edit in edits:
+    # Edits of a field's content that keep its type: only a recomputed hash sees them. The
+    # others (a seal's count, a field's type, entries reordered, dropped or inserted) break
+    # the chain's shape, which linked() checks without hashing.
+    content_only = {0, 1, 4}
+    for position, edit in enumerate(edits):
         ledger = fresh()
         edit(ledger._entries)
         assert ledger.intact() is _as_verify_chain_judges(ledger, key) is False
+        assert ledger.linked() is (position in content_only)
+        with pytest.raises(LogIntegrityError, match="edited after it was written"):
+            ledger.export()  # the log leaves the ledger only with its chain recomputed
+
+
+def test_an_episode_end_hashes_only_the_entries_it_appends(monkeypatch):
+    """The live log is not re-verified when an episode ends: its last step computes the hash
+    of the report and of the seal, not of every entry again."""
+    import batchgate_gym.kernel.ledger as ledger_module
+
+    env = BatchGateEnv(FIXTURE_CASES)
+    observation, info = env.reset(options={"case_index": 3})
+    policy = REFERENCE_POLICIES["careful"]()
+    policy.reset(observation, info)
+    action = policy.act(observation)
+    while "submit_report" not in action:
+        observation, *_ = env.step(action)
+        action = policy.act(observation)
+    hashed = []
+    real = ledger_module._fields_hash
+    monkeypatch.setattr(ledger_module, "_fields_hash", lambda *args: hashed.append(args[1]) or real(*args))
+    *_, terminated, _truncated, info = env.step(action)
+    assert terminated and info["log_intact"] is True and info["log_entries"] > 4
+    assert hashed == ["submit_report", "seal"]

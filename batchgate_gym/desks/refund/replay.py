@@ -32,7 +32,7 @@ from .world import RULES, Payment, RefundWorld
 def score_live(world: RefundWorld) -> RefundScore:
     """The score of the world's episode from its own log and payment record."""
     ledger = world.ledger
-    verified = ledger.intact() and (world.original or ledger.sealed)
+    verified = ledger.linked() and (world.original or ledger.sealed)
     return grade(world.case, ledger.entries, world.rules, verified=verified, payments=world.payments)
 
 

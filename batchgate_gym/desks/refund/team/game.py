@@ -74,7 +74,7 @@ class RefundTeamGame:
         if ended:
             ledger = self.world.ledger
             self.result = grade_team(
-                self.case, ledger.entries, self.world.rules, self.world.lists, verified=ledger.intact()
+                self.case, ledger.entries, self.world.rules, self.world.lists, verified=ledger.linked()
             )
         return outcome
 
