@@ -45,3 +45,27 @@ def test_writing_is_byte_exact_and_rewriting_reports_each_split(tmp_path: Path) 
     lines = rewrite_splits(["eval"], lambda name: write_jsonl(tmp_path / f"{name}.jsonl", ["{}"] * 3))
     digest = hashlib.sha256(b"{}\n{}\n{}\n").hexdigest()
     assert lines == [f"{tmp_path / 'eval.jsonl'}: 3 cases, sha256 {digest}"]
+
+
+def test_a_case_file_is_read_once_per_content_and_reader(tmp_path: Path) -> None:
+    from batchgate_gym.kernel.case_files import read_case_file
+
+    parsed: list[str] = []
+
+    def read(path: Path, text: str) -> list[tuple[int, str]]:
+        return read_jsonl(path, lambda data, where: parsed.append(where) or (data["a"], where), Broken, text)
+
+    first, copy = tmp_path / "first.jsonl", tmp_path / "copy.jsonl"
+    first.write_bytes(b'{"a": 1}\r\n\r\n{"a": 2}\r\n')  # read as text mode reads it: \r\n ends a line
+    copy.write_bytes(first.read_bytes())
+    cases = read_case_file(first, "test", read)
+    assert cases == [(1, f"{first}:1"), (2, f"{first}:3")] and len(parsed) == 2
+    again = read_case_file(copy, "test", read)  # the same bytes under another name
+    assert again == cases and all(a is b for a, b in zip(again, cases, strict=True)) and len(parsed) == 2
+    assert read_case_file(first, "another reader", read) == cases and len(parsed) == 4
+    first.write_text('{"a": 3}\n', encoding="utf-8")  # rewritten in place: read afresh
+    assert read_case_file(first, "test", read) == [(3, f"{first}:1")]
+    first.write_text('{"a": \n', encoding="utf-8")
+    for _ in range(2):  # a file that fails is not remembered
+        with pytest.raises(Broken, match=r"first\.jsonl:1: not valid JSON"):
+            read_case_file(first, "test", read)

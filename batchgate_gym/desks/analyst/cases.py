@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.kernel.case_files import check_unique, read_jsonl
+from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
@@ -222,15 +222,18 @@ def case_from_dict(obj: Any, where: str) -> AnalystCase:
 def load_cases(source: str | os.PathLike[str] | Iterable[Any]) -> list[AnalystCase]:
     """Cases from a JSONL path, or from an iterable of dicts or cases."""
     if isinstance(source, (str, os.PathLike)):
-        cases = read_jsonl(Path(source), case_from_dict, CaseFormatError)
-        where = str(source)
-    else:
-        cases = [
-            item if isinstance(item, AnalystCase) else case_from_dict(item, f"<case {index}>")
-            for index, item in enumerate(source)
-        ]
-        where = "<cases>"
-    check_unique((case.case_id for case in cases), where, "case_id", CaseFormatError)
+        return read_case_file(Path(source), "analyst", _read_file)
+    cases = [
+        item if isinstance(item, AnalystCase) else case_from_dict(item, f"<case {index}>")
+        for index, item in enumerate(source)
+    ]
+    check_unique((case.case_id for case in cases), "<cases>", "case_id", CaseFormatError)
+    return cases
+
+
+def _read_file(path: Path, text: str) -> list[AnalystCase]:
+    cases = read_jsonl(path, case_from_dict, CaseFormatError, text)
+    check_unique((case.case_id for case in cases), str(path), "case_id", CaseFormatError)
     return cases
 
 

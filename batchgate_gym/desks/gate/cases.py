@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from batchgate_gym.kernel.case_files import check_unique, read_jsonl
+from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
@@ -155,7 +155,11 @@ def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> 
 
 
 def _load_file(path: Path) -> list[Case]:
-    cases = read_jsonl(path, case_from_dict, CaseFormatError)
+    return read_case_file(path, "gate", _read_file)
+
+
+def _read_file(path: Path, text: str) -> list[Case]:
+    cases = read_jsonl(path, case_from_dict, CaseFormatError, text)
     _check_unique([case.case_id for case in cases], str(path), "case_id")
     return cases
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from batchgate_gym.kernel.case_files import check_unique, read_jsonl
+from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
@@ -300,7 +300,11 @@ def load_cases(
 
 
 def _load_file(path: Path) -> list[RefundCase]:
-    cases = read_jsonl(path, case_from_dict, CaseFormatError)
+    return read_case_file(path, "refund", _read_file)
+
+
+def _read_file(path: Path, text: str) -> list[RefundCase]:
+    cases = read_jsonl(path, case_from_dict, CaseFormatError, text)
     _check_unique([case.case_id for case in cases], str(path))
     return cases
 

@@ -117,3 +117,20 @@ def test_only_the_case_writes_its_own_cache():
     # Each desk's case type owns its cache; no other module writes it.
     assert "desks/gate/cases.py" in writers
     assert all(path.startswith("desks/") and path.endswith("/cases.py") for path in writers), writers
+
+
+def test_a_case_file_is_validated_once_per_process(tmp_path, monkeypatch):
+    """A second read of the same file (an env, then an evaluation of it) takes the cases
+    already validated, with the image each one built, instead of parsing every line again."""
+    import batchgate_gym.desks.gate.cases as cases_module
+    from batchgate_gym.desks.gate.generator import split_path
+    from batchgate_gym.desks.gate.world import prepare
+
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(split_path("eval").read_bytes())
+    first = load_cases(path)
+    images = [prepare(case).image for case in first]
+    monkeypatch.setattr(cases_module, "case_from_dict", lambda *args: pytest.fail("validated again"))
+    again = load_cases(str(path))
+    assert all(a is b for a, b in zip(again, first, strict=True)) and len(again) == len(first) == 32
+    assert [prepare(case).image for case in again] == images
