@@ -179,6 +179,13 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
 
     ``reset(seed=..., options=...)`` asks the case source for a case with
     ``self.np_random`` and the options, so one seed gives one case in any process.
+
+    **Pickling** (Ray, multiprocessing with spawn, checkpoints): ``pickle.loads`` of an
+    environment pickled mid-episode gives one that *continues the same episode* (a new
+    world on which the episode's actions are played again: the same log, to its last
+    hash, and the same next observations); pickled before any reset, a fresh one that
+    waits for ``reset``. Its generator's state travels with it, so the next reset
+    draws what the original's would. A macro environment pickles its text one.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -202,24 +209,32 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self.action_space = text_space(MAX_ACTION_CHARS)
         self.observation_space = text_space(self.limits.max_observation_chars)
         self._transcript: list[str] = []
+        self._actions: list[Any] = []  # this episode's, as sent: what a pickled env plays again
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         case = self.source.pick(self.np_random, options or {})
-        world, limits, adapter = self.world, self.limits, self.adapter
-        world.reset(case)
-        self.case = case
-        self.episode = Episode(world, limits, adapter.ending)
-        observation = cut(adapter.task_text(case, limits.max_turns), limits.max_observation_chars)
+        self._begin(case)
+        observation = cut(
+            self.adapter.task_text(case, self.limits.max_turns), self.limits.max_observation_chars
+        )
         if self.render_mode == "ansi":
             self._transcript = [observation]
         return observation, {"turn": 0, "calls": 0}
 
+    def _begin(self, case: CaseT) -> Episode:
+        self.world.reset(case)
+        self.case = case
+        self.episode = Episode(self.world, self.limits, self.adapter.ending)
+        self._actions = []
+        return self.episode
+
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self.episode is None or self.case is None:  # reset sets both
             raise RuntimeError("call reset() before step()")
+        self._actions.append(action)
         outcome = self.episode.step(action)
         info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
         reward = 0.0
@@ -251,6 +266,30 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     def close(self) -> None:
         self.adapter.close_world(self.world)
         super().close()
+
+    # -- pickling: the world holds live resources (the gate's SQLite connection, the
+    # analyst's engines), so a pickle carries the episode's actions instead of the world.
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the world and the episode loop: the settings, the generator's
+        state, the case and the actions of the episode so far."""
+        state = self.__dict__.copy()
+        del state["world"], state["episode"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A new world, and the pickled episode played again on it: the same case, the
+        same actions, so the same log and the same state, ready for the next step (the
+        episode continues). Unpickled before any reset, it waits for ``reset``."""
+        self.__dict__.update(state)
+        self.world = self.adapter.make_world()
+        self.episode = None
+        if self.case is not None:
+            actions = self._actions
+            episode = self._begin(self.case)
+            for action in actions:
+                episode.step(action)
+            self._actions = actions
 
 
 __all__ = [
