@@ -210,9 +210,12 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
             raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
         if not isinstance(hints, bool):
             raise ValueError(f"hints must be a bool, not {hints!r}")
-        if not isinstance(recovery, bool) or (recovery and rules == "original"):
+        if not isinstance(recovery, bool):
+            raise ValueError(f"recovery must be True or False, not {recovery!r}")
+        if recovery and rules == "original":
             raise ValueError(
-                f"recovery must be a bool, and True only under the default rules, not {recovery!r}"
+                "recovery (the void_refund tool) is only for the default rules: the original rules"
+                " had no way to take a payment back; choose one of the two"
             )
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import desks
 from .evaluate import EvaluationResult
+from .progress import add_quiet_option
 from .shared import (
     add_case_source,
     desk_of,
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--seeds", type=int_in(1), metavar="N", help="procedural cases of seeds 0..N-1")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet_option(parser)
 
 
 def attack_policies(cases: list[Any], desk: str = "gate") -> dict[str, Any]:
@@ -87,9 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if desk.build_attacks is None:
         raise unsupported("attacks", desk, "attackers")
     cases, options = _cases(args, desk)
-    results = run_attacks(
-        cases, jobs=args.jobs, progress=not args.no_progress, desk=desk.name, env_kwargs=options
-    )
+    results = run_attacks(cases, jobs=args.jobs, progress=not args.quiet, desk=desk.name, env_kwargs=options)
     print(dumps(report_json(results, desk.name)) if args.json else attack_table(results, desk.name))
     return 0
 

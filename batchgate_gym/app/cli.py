@@ -79,13 +79,46 @@ def build_parser() -> argparse.ArgumentParser:
         if getattr(module, "TAKES_DESK_OPTIONS", False):
             add_desk_env_options(command)
         module.add_arguments(command)
-        command.set_defaults(handler=module.run)
+        command.set_defaults(handler=module.run, unused=getattr(module, "unused_options", None))
     return parser
 
 
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every subcommand's parser, by name."""
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(commands.choices)
+
+
+def given_options(argv: Sequence[str]) -> set[str]:
+    """The options ``argv`` gives explicitly (their ``dest``), told apart from defaults by
+    parsing it again where no option has a default."""
+    parser = build_parser()
+    for command in command_parsers(parser).values():
+        for action in command._actions:
+            if action.option_strings:
+                action.default = argparse.SUPPRESS
+    found = vars(parser.parse_args(argv))
+    return {name for name in found if name not in ("command", "handler", "unused")}
+
+
+def refuse_unused(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    """Options given that the command would not use here (the command's ``unused_options``
+    says which, and why) stop it before any work, each named with the reason."""
+    if args.unused is None:
+        return
+    unused = args.unused(args, desks.get(args.desk))
+    refused = sorted(set(unused) & given_options(argv))
+    if refused:
+        option = "--" + refused[0].replace("_", "-")
+        command = command_parsers(build_parser())[args.command]
+        command.error(f"{option} is not used here: {unused[refused[0]]}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     try:
+        refuse_unused(args, argv)
         return int(args.handler(args) or 0)
     except CaseSourceError as exc:  # a mistyped split or a bad case file: the reason, not a traceback
         raise SystemExit(f"batchgate {args.command}: {exc}") from None

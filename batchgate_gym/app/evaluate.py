@@ -11,7 +11,6 @@ only when shown, so the digits do not depend on the Python version; with
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -307,7 +306,6 @@ def _chunks(
 
 
 def _progress_bar(total: int, enabled: bool, label: str) -> Any:
-    from tqdm.auto import tqdm
+    from .progress import bar
 
-    disable = not enabled or total < 50 or os.environ.get("BATCHGATE_NO_PROGRESS") == "1"
-    return tqdm(total=total, desc=label, unit="ep", disable=disable, leave=False)
+    return bar(total, label, enabled=enabled)

@@ -1,12 +1,15 @@
-"""``batchgate play``: gate one nightly load yourself, in the terminal.
+"""``batchgate play``: play one case of a desk yourself, in the terminal.
 
 Playing a case by hand is the quickest way to see what an agent sees: the task
 text first, then one action per line (the same syntax a policy sends), each
-answered with the environment's observation, and the score with its four terms
-at the end. ``--case`` picks a fixed case by id (from ``--cases`` or a split,
-eval by default); otherwise a case is drawn with ``--seed`` (a procedural one
-unless ``--cases`` or ``--split`` is given). ``:quit`` (or end of input) stops
-without a report, which scores zero.
+answered with the environment's observation, and the score with every term at
+the end. ``--case`` picks a fixed case by id (from ``--cases`` or a split, eval by
+default); otherwise a case is drawn with ``--seed`` (a procedural one unless
+``--cases`` or ``--split`` is given). The turn budget is the desk's own (the gate
+30, a refund ticket 12, an analyst question 16) unless ``--max-turns`` sets it,
+and the episode ends as the desk's does (a report, a reply to the customer, an
+answer or a decline). ``:quit`` (or end of input) stops before that: nothing is
+scored.
 """
 
 from __future__ import annotations
@@ -33,7 +36,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--case", metavar="CASE_ID", help="play this case (eval split unless --cases/--split)"
     )
     parser.add_argument("--seed", type=int_in(0), default=None, help="seed for drawing the case")
-    parser.add_argument("--max-turns", type=int_in(1, MAX_TURNS), default=30, help="turn limit (default 30)")
+    parser.add_argument(
+        "--max-turns",
+        type=int_in(1, MAX_TURNS),
+        default=None,
+        help="turn limit (default: the desk's own, which the task text states)",
+    )
+
+
+def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+    """``--seed`` draws a case; with ``--case`` naming one, nothing is drawn."""
+    return {"seed": "--case names the case to play, so no case is drawn"} if args.case else {}
 
 
 def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -42,7 +55,8 @@ def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     cases: Any = None
     if args.cases or args.split or args.case:
         cases = desk.fixed_cases(args.cases, args.split)
-    env = desk.make_env(cases, max_turns=args.max_turns, **env_kwargs(args, desk, cases))
+    turns = {} if args.max_turns is None else {"max_turns": args.max_turns}  # None: the desk's own
+    env = desk.make_env(cases, **turns, **env_kwargs(args, desk, cases))
     reset: dict[str, Any] = {"seed": args.seed}
     if args.case:
         reset["options"] = {"case_id": args.case}
@@ -63,7 +77,10 @@ def play(
     except ValueError as exc:  # a case id or index the cases lack: said as the command's reason
         raise desks.CaseSourceError(str(exc)) from exc
     write(observation)
-    write(f"\nOne action per line; {QUIT} stops without a report.")
+    ending, turns = _ending(env)
+    write(
+        f"\nOne action per line; the episode ends at {ending}{turns}. {QUIT} stops it before that, unscored."
+    )
     while True:
         try:
             line = read_line(PROMPT)
@@ -72,13 +89,24 @@ def play(
         if not line.strip():
             continue
         if line.strip() == QUIT:
-            write("Stopped without a report: nothing counts.")
+            write(f"Stopped before {ending}: the episode did not end, and nothing is scored.")
             return info
         observation, _reward, terminated, truncated, info = env.step(line)
         write(observation)
         if terminated or truncated:
             write(score_text(info, desk))
             return info
+
+
+def _ending(env: Any) -> tuple[str, str]:
+    """How the environment's episodes end, as play states it: the desk's own ending (a
+    text environment's ``adapter.ending``) and `` or after turn T`` from its limits; a
+    desk's environment of another make says what it can."""
+    unwrapped = env.unwrapped
+    adapter, limits = getattr(unwrapped, "adapter", None), getattr(unwrapped, "limits", None)
+    ending = f"'{adapter.ending.finished}'" if adapter is not None else "the desk's end"
+    turns = limits.max_turns if limits is not None else getattr(unwrapped, "max_turns", None)
+    return ending, "" if turns is None else f" or after turn {turns}"
 
 
 def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:

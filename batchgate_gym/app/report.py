@@ -24,6 +24,7 @@ from batchgate_gym.policies.base import Policy
 
 from . import desks
 from .evaluate import EvaluationResult
+from .progress import add_quiet_option
 from .shared import add_case_source, desk_of, dumps, env_kwargs, int_in, report_json, run_policies
 from .tables import markdown_table
 
@@ -57,7 +58,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
     parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_quiet_option(parser)
+
+
+# What --results leaves aside: it compares saved results files, playing no policy.
+_PLAYING_OPTIONS = ("cases", "split", "policies", "policy", "attackers", "plot", "jobs", "quiet")
+
+
+def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+    """With ``--results``, every option about playing policies (the files hold the episodes)."""
+    if not args.results:
+        return {}
+    reason = "--results compares the rollouts saved in its files and plays nothing"
+    return {name: reason for name in (*_PLAYING_OPTIONS, *desks.all_options())}
 
 
 def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "gate") -> dict[str, Any]:
@@ -119,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         cases=args.cases,  # named as given: a desk may serve splits but read no case lists
         split=args.split,
         jobs=args.jobs,
-        progress=not args.no_progress,
+        progress=not args.quiet,
         desk=desk.name,
         env_kwargs=env_kwargs(args, desk, played),
     )

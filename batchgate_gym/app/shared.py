@@ -77,21 +77,26 @@ def env_kwargs(args: argparse.Namespace, desk: desks.Desk, cases: Any = None) ->
     known = desks.all_options()
     given = {name: value for name, value in vars(args).items() if value is not None and name in known}
     own = {option.name: option for option in desk.options}
+    command = f"batchgate {getattr(args, 'command', 'run')}"
     stray = sorted(set(given) - set(own))
     if stray:
-        raise SystemExit(f"batchgate: the {desk.name!r} desk has no option --{stray[0].replace('_', '-')}")
+        having = " and ".join(desks.having_option(stray[0]))
+        raise SystemExit(
+            f"{command}: the {desk.name} desk has no option --{stray[0].replace('_', '-')}"
+            f" (the {having} desk has)"
+        )
     parsed = {name: own[name].parse(value) for name, value in given.items()}
     shaping = [name for name, value in given.items() if own[name].draws and value != own[name].default]
     if shaping and cases is not None:
         raise SystemExit(
-            f"batchgate: --{shaping[0].replace('_', '-')} shapes the procedural cases drawn (play without"
+            f"{command}: --{shaping[0].replace('_', '-')} shapes the procedural cases drawn (play without"
             " --case, --cases or --split; attacks --seeds), not fixed cases"
         )
     if parsed:
         try:  # refused here, with the reason, rather than in every episode's worker
             desk.make_env(cases, **parsed).close()
         except ValueError as exc:
-            raise SystemExit(f"batchgate: {exc}") from None
+            raise SystemExit(f"{command}: {exc}") from None
     return parsed
 
 

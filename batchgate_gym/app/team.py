@@ -17,6 +17,7 @@ from typing import Any
 
 from . import desks
 from .evaluate import Aggregate, EpisodeResult, evaluate
+from .progress import add_quiet_option, bar
 from .shared import desk_of, int_in, probability, unsupported
 from .tables import markdown_table
 
@@ -67,9 +68,10 @@ def run_team(
     *,
     parallel: bool = False,
     desk: str = "gate",
+    on_episode: Callable[[int], Any] | None = None,
     **env_kwargs: Any,
 ) -> tuple[list[EpisodeResult], list[Any]]:
-    """Every seed's result, and the case each seed drew."""
+    """Every seed's result, and the case each seed drew (``on_episode(1)`` after each)."""
     game = _game(desk)
     env = game.make_env(parallel, **env_kwargs)
     play = play_parallel if parallel else play_aec
@@ -78,6 +80,8 @@ def run_team(
         for seed in seeds:
             results.append(play(env, policy_class, seed, desk))
             cases.append(game.case_of(env))
+            if on_episode is not None:
+                on_episode(1)
     finally:
         env.close()
     return results, cases
@@ -100,7 +104,13 @@ def summary(
 
 
 def team_table(
-    n_agents: int, seeds: Sequence[int], parallel: bool, overlap: float, desk: str = "gate"
+    n_agents: int,
+    seeds: Sequence[int],
+    parallel: bool,
+    overlap: float,
+    desk: str = "gate",
+    *,
+    progress: bool = False,
 ) -> dict[str, Any]:
     spec = desks.get(desk)
     game = _game(spec)
@@ -109,11 +119,19 @@ def team_table(
     rows: dict[str, Any] = {}
     cases: list[Any] = []
     dealing = {"overlap": overlap} if game.overlap else {}
-    for name, policy_class in game.policies().items():
-        results, cases = run_team(
-            policy_class, seeds, parallel=parallel, desk=desk, n_agents=n_agents, **dealing
-        )
-        rows[name] = summary(results, mishaps, totals)
+    policies = game.policies()
+    with bar(len(policies) * len(seeds), "team episodes", enabled=progress) as shown:
+        for name, policy_class in policies.items():
+            results, cases = run_team(
+                policy_class,
+                seeds,
+                parallel=parallel,
+                desk=desk,
+                on_episode=shown.update,
+                n_agents=n_agents,
+                **dealing,
+            )
+            rows[name] = summary(results, mishaps, totals)
     single = evaluate(spec.reference_policies[game.solo], cases=cases, progress=False, desk=desk)
     rows[f"{game.solo} (one agent, same cases)"] = summary(single.episodes, mishaps, totals)
     return {
@@ -168,6 +186,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="chance a batch is also on a second list",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_quiet_option(parser)
+
+
+def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+    """``--overlap`` on a team game that deals no lists (the refund desk's workers share one queue)."""
+    if desk.team is not None and not desk.team.overlap:
+        return {"overlap": f"the {desk.name} desk's team game deals no lists for a batch to overlap on"}
+    return {}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
         game.make_env(args.parallel, n_agents=args.agents, **dealing).close()
     except ValueError as exc:
         raise SystemExit(f"batchgate team: {exc}") from None
-    table = team_table(args.agents, range(args.seeds), args.parallel, args.overlap, desk.name)
+    table = team_table(
+        args.agents, range(args.seeds), args.parallel, args.overlap, desk.name, progress=not args.quiet
+    )
     print(json.dumps(table, indent=2) if args.json else markdown(table, desk.name))
     return 0

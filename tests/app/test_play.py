@@ -13,6 +13,7 @@ import time
 import pytest
 from conftest import FIXTURE_CASES
 
+from batchgate_gym.app.cli import main
 from batchgate_gym.app.play import PROMPT, SCORE_BANNER, play, score_text
 from batchgate_gym.envs import BatchGateEnv
 
@@ -105,7 +106,7 @@ def test_quit_ends_without_a_report():
     terminal.type("list_batches()")
     terminal.read_until(PROMPT)
     terminal.type(":quit")
-    rest = terminal.read_until("nothing counts")
+    rest = terminal.read_until("nothing is scored")
     assert SCORE_BANNER not in rest
     assert terminal.close() == 0
 
@@ -124,7 +125,7 @@ def test_end_of_input_and_blank_lines():
     info = play(env, {"options": {"case_id": CASE}}, read_line, shown.append)
     assert info["turn"] == 1  # blank lines are not turns
     assert '"reporting_window"' in shown[2]
-    assert shown[-1].startswith("Stopped without a report")
+    assert shown[-1] == "Stopped before 'report submitted': the episode did not end, and nothing is scored."
 
 
 def test_score_text_lists_every_term():
@@ -146,3 +147,24 @@ def test_score_text_lists_every_term():
     for term in ("disposition", "report", "evidence", "inspected"):
         assert term in text
     assert "$1,234.50" in text and "reward 0.5000" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "turns", "ending"),
+    [
+        ((), 30, "report submitted"),
+        (("--desk", "refund"), 12, "customer replied"),
+        (("--desk", "refund", "--tickets", "4"), 48, "customer replied"),
+        (("--desk", "analyst"), 16, "answer handed in"),
+        (("--desk", "refund", "--max-turns", "5"), 5, "customer replied"),
+    ],
+)
+def test_play_states_the_desks_own_turn_budget_and_ending(argv, turns, ending, monkeypatch, capsys):
+    monkeypatch.setattr("builtins.input", lambda prompt: ":quit")
+    assert main(["play", "--seed", "1", *argv]) == 0
+    shown = capsys.readouterr().out
+    assert f"You have {turns} turns." in shown  # the task text, from the environment
+    assert f"the episode ends at '{ending}' or after turn {turns}." in shown
+    assert shown.rstrip().endswith(
+        f"Stopped before '{ending}': the episode did not end, and nothing is scored."
+    )
