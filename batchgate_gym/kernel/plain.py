@@ -12,6 +12,7 @@ as ``numpy.int64``, never bools) and named in errors with :func:`short_repr`.
 
 from __future__ import annotations
 
+import marshal
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, SupportsIndex
@@ -39,6 +40,30 @@ def frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(frozen(item) for item in value)
     return value
+
+
+def frozen_shared(value: Any) -> Any:
+    """:func:`frozen`, made once per distinct value in this process and shared.
+
+    Every case of a file carries the same contract, say: freezing it again for each case
+    cost more than reading the rest of the case. Values are told apart by their
+    ``marshal`` form, which keeps types (``1``, ``1.0`` and ``True``; ``0.0`` and ``-0.0``)
+    and key order apart; a value holding any other type is frozen afresh, not shared.
+    """
+    try:
+        key = marshal.dumps(value, 2)
+    except ValueError:  # a type marshal does not write (a dict subclass, any object)
+        return frozen(value)
+    kept = _SHARED.get(key)
+    if kept is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
+        kept = _SHARED[key] = frozen(value)
+    return kept
+
+
+_SHARED_KEPT = 256
+_SHARED: dict[bytes, Any] = {}
 
 
 def as_int(value: object) -> int | None:

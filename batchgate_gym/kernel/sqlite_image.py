@@ -44,8 +44,17 @@ def stamped_image(conn: sqlite3.Connection) -> bytes:
     its own (beyond any an unstamped schema reaches), so a statement cached over one
     image is recompiled, under the authorizer, before it runs over another.
     """
-    conn.execute(f"PRAGMA schema_version={_COOKIE_BASE + next(_COOKIES) % _COOKIE_SPAN}")
+    stamp(conn)
     return conn.serialize()
+
+
+def stamp(conn: sqlite3.Connection) -> int:
+    """Give the connection's database a schema cookie no earlier image of this process
+    has (:func:`stamped_image`), and return it. Inside a transaction the cookie is
+    written with the transaction's rows, so the image needs no write of its own."""
+    cookie = _COOKIE_BASE + next(_COOKIES) % _COOKIE_SPAN
+    conn.execute(f"PRAGMA schema_version={cookie}")
+    return cookie
 
 
 _COOKIE_BASE = 1 << 20  # above the cookie of any schema built statement by statement
@@ -96,4 +105,12 @@ def restore(guard: SqlGuard, image: bytes, schema: SchemaKey | None = None) -> N
     guard.schema_changed(schema)
 
 
-__all__ = ["connection_from", "open_connection", "restore", "schema_image", "stamped_image", "transaction"]
+__all__ = [
+    "connection_from",
+    "open_connection",
+    "restore",
+    "schema_image",
+    "stamp",
+    "stamped_image",
+    "transaction",
+]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
-from batchgate_gym.kernel.plain import frozen
+from batchgate_gym.kernel.plain import frozen_shared
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -180,7 +180,7 @@ def case_from_dict(data: Any, where: str) -> Case:
         variant=_expect_int(obj.get("variant", 0), where, "variant"),
         seed=_expect_int(obj.get("seed", 0), where, "seed"),
         prompt=_expect(_field(obj, "prompt", where), str, where, "prompt"),
-        contract=frozen(_expect(_field(obj, "contract", where), dict, where, "contract")),
+        contract=frozen_shared(_expect(_field(obj, "contract", where), dict, where, "contract")),
         customers=_rows(
             _field(warehouse, "customers", where, "warehouse."), "customers", where, "warehouse.customers"
         ),

@@ -28,7 +28,7 @@ from batchgate_gym.kernel.sqlite_image import (
     open_connection,
     restore,
     schema_image,
-    stamped_image,
+    stamp,
     transaction,
 )
 
@@ -153,6 +153,9 @@ _BUILDERS = threading.local()
 
 
 def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
+    """The case's image in one transaction: the rows, then (on a savepoint rolled back) the
+    reference mart, then the stamp. SQLite reads the schema once, after the empty image
+    is restored: a stamp written before other statements would make it read it again."""
     conn.deserialize(schema_image((_page_size(case), *_SCHEMA)))
     with transaction(conn):
         conn.executemany(_INSERT["customers"], case.customers)
@@ -162,9 +165,12 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
             conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
             marks = ", ".join("?" * len(batch.columns))
             conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
-    image = stamped_image(conn)
-    schema = schema_key(conn)
-    reference = _reference_mart(conn, case)
+        digest = schema_key(conn)[1]  # the stamp moves the cookie only
+        conn.execute("SAVEPOINT reference")
+        reference = _reference_mart(conn, case)
+        conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more
+        schema = (stamp(conn), digest)
+    image = conn.serialize()
     listing = frozen(
         {
             "batches": [
@@ -183,8 +189,8 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
 
 
 def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
-    """The grader's reference, on the build connection that is still open: every clean
-    batch loaded once, customers first, and the mart read.
+    """The grader's reference, on the build connection: every clean batch loaded once,
+    customers first, and the mart read.
 
     The rows go in from the staging tables, in their order and through the loader's own
     :func:`loader_amount` (registered on the build connection only, never on a world's), so the warehouse holds what :meth:`GateWorld.insert` would put

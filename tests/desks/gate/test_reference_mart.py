@@ -83,3 +83,25 @@ def test_awkward_amounts_give_the_same_warehouse_and_mart(shift: int) -> None:
     conn.deserialize(prepare(case).image)
     _reference_mart(conn, case)
     assert {table: conn.execute(sql).fetchall() for table, sql in _DUMP.items()} == live
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_image_holds_the_staged_case_only_and_its_stamped_schema(seed: int) -> None:
+    """The reference is worked out inside the image's own transaction and rolled back:
+    the image holds the warehouse and the staging tables as the case has them, and the
+    schema key it carries is what a connection holding it reads, cookie included."""
+    import sqlite3
+
+    from batchgate_gym.kernel.sqlguard import schema_key
+
+    case = load_cases([build_case(seed, batches=2 + seed)])[0]
+    prepared = prepare(case)
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(prepared.image)
+    assert schema_key(conn) == prepared.schema
+    assert conn.execute("SELECT COUNT(*) FROM wh_customers").fetchone()[0] == len(case.customers)
+    assert conn.execute("SELECT COUNT(*) FROM wh_orders").fetchone()[0] == len(case.orders)
+    for batch in case.batches:
+        staged = conn.execute(f'SELECT * FROM "{batch.staging_table}" ORDER BY rowid').fetchall()
+        assert staged == list(batch.rows)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
