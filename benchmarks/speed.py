@@ -2,9 +2,10 @@
 
 The same code as ``batchgate bench`` (:mod:`batchgate_gym.app.bench`), plus what
 only this script measures: where one episode's time goes (a profile of careful and
-naive episodes on the eval split, in buckets), the macro environment's steps per
-second under random masked actions, and how many hypothesis examples per second the
-state machine and the replay property run. ``--quick`` is a smoke run, ``--clock
+naive episodes on the eval split, in buckets), the user's path (``evaluate`` over a
+case file never read before, cold, and again, warm, beside the bench's bare loop),
+the macro environment's steps per second under random masked actions, and how many
+hypothesis examples per second the state machine and the replay property run. ``--quick`` is a smoke run, ``--clock
 cpu`` times this process's CPU instead of the wall clock (steadier when the machine
 is busy), ``--profile-only`` measures and writes only the profile
 (``speed_profile.json``), which runs on any earlier version of the package too.
@@ -20,6 +21,7 @@ import json
 import pstats
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +56,11 @@ BUCKETS: dict[str, list[tuple[str, str]]] = {
 REST = "tools (rest)"
 OTHER = "other (turn loop, info, episode runner)"
 EXTRA_TARGETS = {"macro_steps_per_second": 10_000.0}  # at least
+# evaluate's episode over a case file never read before (read, validate, build, play,
+# grade) against the bench's warm episode, and evaluate's warm episode against the
+# bench's bare loop: at most these ratios.
+COLD_RATIO_TARGET = 1.25
+WARM_RATIO_TARGET = 1.10
 
 
 def _cumulative(stats: dict[Any, Any], path: str, name: str) -> float:
@@ -132,6 +139,70 @@ def macro_steps_per_second(steps: int, repeats: int, clock: str) -> float:
     return round(steps / statistics.median(runs), 1)
 
 
+def fresh_case_file(directory: Path, first_seed: int, count: int) -> Path:
+    """A JSONL file of ``count`` procedural cases (the splits' scale) no earlier file of the
+    run holds: each measurement of the cold path reads one of its own."""
+    from batchgate_gym.desks.gate.generator import build_case, dumps_case
+    from batchgate_gym.kernel.case_files import write_jsonl
+
+    path = directory / f"fresh-{first_seed}.jsonl"
+    return write_jsonl(path, (dumps_case(build_case(seed)) for seed in range(first_seed, first_seed + count)))
+
+
+def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
+    """Milliseconds per careful episode through ``evaluate``, all in one run: over a case
+    file never read before (cold: read, validate, build, play, grade), over the same file
+    again (its cases kept by digest), over the cached eval split, and the bench's bare
+    loop over that split (one env, every case built): medians of ``repeats`` runs."""
+    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.policies import REFERENCE_POLICIES
+
+    careful = REFERENCE_POLICIES["careful"]
+    timer = CLOCKS[clock]
+
+    def per_episode(run: Callable[[], Any], episodes: int) -> float:
+        start = timer()
+        run()
+        return (timer() - start) / episodes * 1e3
+
+    env, policy = eval_env(), careful()
+    env.reset(seed=0)
+    split_size = len(env.source)
+    episode_loop(env, policy, 2 * split_size)  # every case built, every statement warm
+    evaluate(careful(), split="eval", progress=False)
+    cold, again, warm, bare = [], [], [], []
+    with tempfile.TemporaryDirectory() as directory:
+        for run in range(repeats):
+            file = str(fresh_case_file(Path(directory), 10**6 * (run + 1), cases))
+
+            def over_file(file: str = file) -> Any:
+                return evaluate(careful(), cases=file, progress=False)
+
+            cold.append(per_episode(over_file, cases))
+            again.append(per_episode(over_file, cases))
+            warm.append(per_episode(lambda: evaluate(careful(), split="eval", progress=False), split_size))
+            bare.append(per_episode(lambda: episode_loop(env, policy, split_size), split_size))
+    env.close()
+    figures = {
+        "cold_file_ms": statistics.median(cold),
+        "same_file_again_ms": statistics.median(again),
+        "evaluate_warm_ms": statistics.median(warm),
+        "bare_loop_ms": statistics.median(bare),
+    }
+    rounded = {name: round(value, 4) for name, value in figures.items()}
+    cold_ratio = figures["cold_file_ms"] / figures["bare_loop_ms"]
+    warm_ratio = figures["evaluate_warm_ms"] / figures["bare_loop_ms"]
+    return {
+        **rounded,
+        "cases": cases,
+        "repeats": repeats,
+        "cold_ratio": round(cold_ratio, 3),
+        "warm_ratio": round(warm_ratio, 3),
+        "cold_met": cold_ratio <= COLD_RATIO_TARGET,
+        "warm_met": warm_ratio <= WARM_RATIO_TARGET,
+    }
+
+
 def _examples_per_second(test: Callable[[], None], examples: int) -> float:
     start = time.perf_counter()
     test()
@@ -176,10 +247,13 @@ def hypothesis_rates(examples: int) -> dict[str, float]:
 
 def extras(quick: bool, clock: str) -> dict[str, Any]:
     steps, repeats, examples = (50, 1, 3) if quick else (2000, 7, 100)
+    cases, file_repeats = (32, 1) if quick else (320, 3)
     with one_core():
         macro = macro_steps_per_second(steps, repeats, clock)
+        path = user_path(cases, file_repeats, clock)
     return {
         "profile": profiles(quick, clock),
+        "user_path": path,
         "macro_steps_per_second": macro,
         "hypothesis": hypothesis_rates(examples),
         "extra_targets": {
@@ -207,6 +281,38 @@ def profile_table(profile: dict[str, Any], before: dict[str, Any] | None = None)
     rows = [[bucket, *(figure(name, when, bucket) for name, when in columns)] for bucket in buckets]
     rows.append(["**whole episode**", *(figure(name, when, None) for name, when in columns)])
     return markdown_table(header, rows)
+
+
+def user_path_table(path: dict[str, Any]) -> str:
+    """evaluate's episode, cold and warm, beside the bench's bare loop (one run)."""
+
+    def met(flag: bool) -> str:
+        return "met" if flag else "not met"
+
+    bare = path["bare_loop_ms"]
+    rows = [
+        [
+            f"evaluate(careful), a {path['cases']}-case file never read before (cold: read, validate,"
+            " build, play, grade)",
+            f"{path['cold_file_ms']:.3f}",
+            f"<= {COLD_RATIO_TARGET}x bare loop ({path['cold_ratio']:.2f}x)",
+            met(path["cold_met"]),
+        ],
+        [
+            "evaluate(careful), the same file again (cases kept by digest)",
+            f"{path['same_file_again_ms']:.3f}",
+            f"reported ({path['same_file_again_ms'] / bare:.2f}x)",
+            "",
+        ],
+        [
+            "evaluate(careful), eval split (warm)",
+            f"{path['evaluate_warm_ms']:.3f}",
+            f"<= {WARM_RATIO_TARGET}x bare loop ({path['warm_ratio']:.2f}x)",
+            met(path["warm_met"]),
+        ],
+        ["the bench's bare loop, eval split (warm)", f"{bare:.3f}", "", ""],
+    ]
+    return markdown_table(["ms per careful episode (median, one run)", "value", "target", ""], rows)
 
 
 def extras_table(result: dict[str, Any]) -> str:
@@ -259,7 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     print("[bench] profile, macro env, hypothesis", file=sys.stderr)
     result["extras"] = extras(args.quick, args.clock)
     before = json.loads(Path(args.before).read_text()) if args.before else None
-    tables = [markdown(result), extras_table(result), profile_table(result["extras"]["profile"], before)]
+    tables = [
+        markdown(result),
+        user_path_table(result["extras"]["user_path"]),
+        extras_table(result),
+        profile_table(result["extras"]["profile"], before),
+    ]
     (out / "speed.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / "speed.md").write_text(f"<!-- made by: {command.strip()} -->\n\n" + "\n\n".join(tables) + "\n")
     print("\n\n".join(tables))

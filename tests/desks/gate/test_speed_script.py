@@ -33,3 +33,16 @@ def test_the_macro_env_and_hypothesis_rates_are_measured() -> None:
     assert script.macro_steps_per_second(40, 1, "cpu") > 0
     rates = script.hypothesis_rates(2)
     assert rates["state_machine_examples_per_second"] > 0 and rates["replay_property_examples_per_second"] > 0
+
+
+def test_the_user_path_is_measured_cold_and_warm_on_files_of_its_own(tmp_path) -> None:
+    script = load_script("speed")
+    first = script.fresh_case_file(tmp_path, 10**6, 3)
+    assert first.read_bytes() != script.fresh_case_file(tmp_path, 2 * 10**6, 3).read_bytes()
+    assert len(first.read_text().splitlines()) == 3
+    path = script.user_path(4, 1, "cpu")
+    for name in ("cold_file_ms", "same_file_again_ms", "evaluate_warm_ms", "bare_loop_ms"):
+        assert path[name] > 0
+    assert path["cold_ratio"] == round(path["cold_file_ms"] / path["bare_loop_ms"], 3)
+    table = script.user_path_table(path)
+    assert "never read before" in table and "bare loop" in table
