@@ -8,7 +8,11 @@ model mistakes. The result files go to ``benchmarks/results/llm/`` (replaced), a
 ``batchgate report --results`` over them prints that table, re-grading
 every row from its log.
 
-    python benchmarks/llm_scripted.py [--out benchmarks/results/llm] [-n 32]
+``--desk refund`` or ``--desk analyst`` plays that desk's careful player and a weaker
+one (no faults) into ``benchmarks/results/llm/DESK/``: the transcripts the viewer's
+test and its screenshot show (``batchgate view``).
+
+    python benchmarks/llm_scripted.py [--desk gate] [--out benchmarks/results/llm] [-n 32]
 """
 
 from __future__ import annotations
@@ -33,23 +37,36 @@ PLAYERS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         {"timeout": 1.0, "max_retries": 1, "backoff": 0.05},
     ),
 ]
+# The other desks: careful and the reference player it is most often compared with.
+DESK_PLAYERS: dict[str, list[tuple[str, str, dict[str, Any], dict[str, Any]]]] = {
+    "gate": PLAYERS,
+    "refund": [("scripted-careful", "careful", {}, {}), ("scripted-naive", "naive", {}, {})],
+    "analyst": [
+        ("scripted-careful", "careful", {}, {}),
+        ("scripted-one-short", "one-short", {}, {}),
+    ],
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--desk", choices=sorted(DESK_PLAYERS), default="gate", help="the desk played")
     parser.add_argument(
-        "--out", default=str(Path(__file__).parent / "results" / "llm"), help="output directory"
+        "--out",
+        help="output directory (default benchmarks/results/llm, and its folder DESK for another desk)",
     )
     parser.add_argument("-n", type=int, default=32, help="cases of the eval split (default 32)")
     args = parser.parse_args(argv)
-    folder = Path(args.out)
+    results = Path(__file__).parent / "results" / "llm"
+    folder = Path(args.out) if args.out else results if args.desk == "gate" else results / args.desk
     folder.mkdir(parents=True, exist_ok=True)
-    for name, policy, server_settings, runner_settings in PLAYERS:
+    for name, policy, server_settings, runner_settings in DESK_PLAYERS[args.desk]:
         out = folder / f"{name}.jsonl"
         out.unlink(missing_ok=True)
-        with serve_in_thread(ServerSettings(policy=policy, **server_settings)) as server:
+        with serve_in_thread(ServerSettings(desk=args.desk, policy=policy, **server_settings)) as server:
             config = RunConfig(
                 model=name,
+                desk=args.desk,
                 base_url=server.base_url,
                 api_key="local",
                 out=out,

@@ -8,7 +8,8 @@ yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
 makes it stop with a message and exit status 1, and so does a desk whose
 libraries come with an extra that is not installed (the message names it).
 Building the parser builds no desk, so ``batchgate --help`` and every gate and
-refund command run on the base install. The desks' environment options
+refund command run on the base install. ``view``, whose rows name their desk, sets
+``TAKES_DESK = False`` and has no ``--desk``. The desks' environment options
 (``--rules``, ``--recovery``) belong to the commands that play a desk's own
 environment (a module setting ``TAKES_DESK_OPTIONS``); anywhere else argparse
 refuses them, rather than the command running without them.
@@ -36,6 +37,7 @@ SUBCOMMANDS = {
     "team": "the multi-agent (PettingZoo) team table",
     "serve": "a local chat-completions server playing a scripted policy",
     "run-model": "play a desk with a model behind a chat-completions API",
+    "view": "result files as one self-contained HTML page: models, cases, conversations",
 }
 
 
@@ -75,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
             description=description(module.__doc__, help_text),
             formatter_class=TerminalHelp,
         )
-        add_desk_option(command)
+        if getattr(module, "TAKES_DESK", True):  # view reads the desk from its rows
+            add_desk_option(command)
         if getattr(module, "TAKES_DESK_OPTIONS", False):
             add_desk_env_options(command)
         module.add_arguments(command)

@@ -1,0 +1,220 @@
+"""batchgate view: the recorded scripted runs of all three desks in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import chromium_page, screenshot
+
+from batchgate_gym.app.view import load_view, render_html
+from batchgate_gym.llm.results import ResultsError, read_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results" / "llm"
+# The gate's runs include injected transport faults (infra errors) and model mistakes.
+FILES = [
+    RESULTS / "scripted-careful-faults.jsonl",
+    RESULTS / "scripted-naive.jsonl",
+    RESULTS / "refund" / "scripted-careful.jsonl",
+    RESULTS / "refund" / "scripted-naive.jsonl",
+    RESULTS / "analyst" / "scripted-careful.jsonl",
+    RESULTS / "analyst" / "scripted-one-short.jsonl",
+]
+
+# What the page shows of each rollout, read back from the DOM.
+READ_DOM = """() => [...document.querySelectorAll('article.rollout')].map(a => ({
+  model: a.dataset.model, case: a.dataset.case, desk: a.dataset.desk, outcome: a.dataset.outcome,
+  calls: [...a.querySelectorAll('li.call')].map(c => [c.dataset.tool, c.querySelector('pre.args').textContent]),
+  results: a.querySelectorAll('li.tool pre.result').length,
+  terms: [...a.querySelectorAll('table.score tr[data-term]')].map(t => [t.dataset.term, t.querySelector('td').textContent]),
+  brief: a.querySelector('li.system pre') ? a.querySelector('li.system pre').textContent : null,
+  infra: a.querySelector('.infra-error') ? a.querySelector('.infra-error').textContent : null,
+  hidden: a.hidden,
+}))"""
+
+
+def decoded(text: str):
+    """JSON arguments as a value; the arguments a model botched (not JSON) as written."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def expected_rollouts():
+    """Each row of the files, as the DOM must show it."""
+    for path in FILES:
+        for _, row in read_rows(path):
+            messages = row["messages"]
+            calls = [
+                (call["function"]["name"], decoded(call["function"]["arguments"]))
+                for m in messages
+                if m["role"] == "assistant"
+                for call in m.get("tool_calls") or []
+            ]
+            score = row["score"] or {}
+            terms = {name: value for name, value in score.items() if name != "reward"}
+            yield row, calls, {**terms, **(row["info_metrics"] or {})}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module; ``outside`` collects requests off this machine."""
+    outside: list[str] = []
+    with chromium_page(outside) as page:
+        yield page, outside
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("view") / "report.html"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "batchgate_gym",
+            "view",
+            *(str(f.relative_to(ROOT)) for f in FILES),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == f"{out}: {sum(1 for _ in expected_rollouts())} rollouts of 6 models"
+    return out
+
+
+def test_the_page_stands_alone(report):
+    text = report.read_text()
+    assert "http://" not in text and "https://" not in text and "<link" not in text
+    assert "<script src" not in text and "@import" not in text
+
+
+def test_every_rollout_call_result_and_term_is_in_the_rendered_page(report, browser, tmp_path):
+    page, outside = browser
+    page.goto(report.as_uri())
+    shown = page.evaluate(READ_DOM)
+    screenshot(page, tmp_path / "viewer.png")
+    assert outside == []
+    expected = list(expected_rollouts())
+    assert len(shown) == len(expected)
+    for dom, (row, calls, terms) in zip(shown, expected, strict=True):
+        assert (dom["model"], dom["case"], dom["desk"]) == (row["model"], row["case_id"], row["desk"])
+        assert [(name, decoded(args)) for name, args in dom["calls"]] == calls
+        tool_messages = sum(1 for m in row["messages"] if m["role"] == "tool")
+        assert dom["results"] == tool_messages
+        assert dom["brief"] == row["messages"][0]["content"]
+        assert dict(dom["terms"]).keys() == terms.keys()
+        for name, value in terms.items():
+            assert dict(dom["terms"])[name] == (f"{value:.4f}" if isinstance(value, float) else str(value))
+        if row["error"] is None:
+            assert dom["infra"] is None and dom["outcome"] != "infra error"
+        else:
+            assert dom["outcome"] == "infra error" and row["error"]["message"] in dom["infra"]
+    assert {d["desk"] for d in shown} == {"gate", "refund", "analyst"}
+    assert any(d["infra"] for d in shown) and any(d["outcome"] == "partial" for d in shown)
+
+
+def test_a_filter_hides_the_other_models(report, browser, tmp_path):
+    page, _ = browser
+    page.goto(report.as_uri())
+    page.click("#filter-model")
+    page.select_option("#filter-model", "scripted-naive")
+    page.keyboard.press("Escape")
+    shown = page.evaluate(READ_DOM)
+    page.evaluate("() => document.querySelector('article.rollout:not([hidden])').scrollIntoView()")
+    screenshot(page, tmp_path / "viewer-filtered.png")
+    visible_models = page.evaluate(
+        "() => [...document.querySelectorAll('#models tr.model-row, .grid [data-model]')]"
+        ".filter(e => e.offsetParent !== null).map(e => e.dataset.model)"
+    )
+    counter = page.inner_text("#shown")
+    page.select_option("#filter-outcome", "perfect")
+    perfect_naive = page.evaluate(READ_DOM)
+    page.select_option("#filter-model", "")
+    page.select_option("#filter-outcome", "infra error")
+    infra = page.evaluate(READ_DOM)
+    naive = [d for d in shown if not d["hidden"]]
+    assert naive and {d["model"] for d in naive} == {"scripted-naive"}
+    assert len(naive) == sum(1 for row, _, _ in expected_rollouts() if row["model"] == "scripted-naive")
+    assert counter == str(len(naive))
+    assert set(visible_models) == {"scripted-naive"}
+    assert [d for d in perfect_naive if not d["hidden"]] == []  # naive is never perfect here
+    infra_shown = [d for d in infra if not d["hidden"]]
+    assert infra_shown and {d["outcome"] for d in infra_shown} == {"infra error"}
+
+
+def test_an_edited_row_is_refused_with_its_file_and_line(tmp_path):
+    rows = (RESULTS / "refund" / "scripted-naive.jsonl").read_text().splitlines()
+    edited = json.loads(rows[2])
+    edited["score"]["reward"] = 1.0
+    rows[2] = json.dumps(edited)
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ResultsError, match=rf"{forged}:3: the recorded score"):
+        load_view([forged])
+    done = subprocess.run(
+        [sys.executable, "-m", "batchgate_gym", "view", str(forged), "--out", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1 and f"batchgate view: {forged}:3:" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_view_takes_no_desk_option_and_needs_an_out(tmp_path):
+    for extra in (["--desk", "refund", "--out", str(tmp_path / "r.html")], []):
+        done = subprocess.run(
+            [sys.executable, "-m", "batchgate_gym", "view", str(FILES[0]), *extra],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2
+
+
+def test_text_is_escaped():
+    view = load_view([RESULTS / "refund" / "scripted-careful.jsonl"])
+    page = render_html(view)
+    assert "<script>" in page and page.count("<script>") == 1
+    assert "&quot;Sent the kettle back" in page or "Sent the kettle back" not in page
+
+
+def test_the_docs_site_renders_its_index_and_a_desk_page(browser, tmp_path):
+    if not os.environ.get("CI"):  # CI installs the docs extra
+        pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        check=True,
+    )
+    page, outside = browser
+    page.goto((site / "index.html").as_uri())
+    title = page.inner_text("article h1").removesuffix("¶")
+    nav = page.evaluate("() => [...document.querySelectorAll('nav a')].map(a => a.textContent.trim())")
+    screenshot(page, tmp_path / "docs-index.png")
+    page.goto((site / "gate" / "index.html").as_uri())
+    gate_title = page.inner_text("article h1")
+    tables = page.evaluate("() => document.querySelectorAll('article table').length")
+    headline = page.inner_text("article table >> nth=0")
+    page.goto((site / "models" / "index.html").as_uri())
+    curve = page.evaluate(
+        "() => [...document.querySelectorAll('article img')].map(i => [i.alt, i.naturalWidth])"
+    )
+    assert outside == []
+    assert title == "batchgate_gym"
+    for page_name in ("BadBatchGate", "RefundDesk", "AnalystDesk", "Integrity and replay", "Speed"):
+        assert page_name in nav
+    assert gate_title.startswith("BadBatchGate") and tables >= 10
+    assert "disposition" in headline
+    assert curve and all(width > 100 for _, width in curve)
