@@ -9,14 +9,20 @@ default); otherwise a case is drawn with ``--seed`` (a procedural one unless
 30, a refund ticket 12, an analyst question 16) unless ``--max-turns`` sets it,
 and the episode ends as the desk's does (a report, a reply to the customer, an
 answer or a decline). ``:quit`` (or end of input) stops before that: nothing is
-scored.
+scored. ``--record FILE`` appends an episode that ended to FILE as a result row, the
+row ``batchgate run-model`` writes (the conversation in its text mode, the score, the
+exported log and its head), so ``batchgate report --results`` re-grades it and
+``batchgate view`` shows it; a row names its case by split or case file, so a recorded
+case is a fixed one (``--split``, ``--cases`` or ``--case``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from batchgate_gym.kernel.episode import MAX_TURNS
@@ -42,11 +48,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="turn limit (default: the desk's own, which the task text states)",
     )
+    parser.add_argument(
+        "--record",
+        metavar="FILE.jsonl",
+        help="append the episode, once it ends, as a result row (for report --results and view)",
+    )
 
 
 def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
-    """``--seed`` draws a case; with ``--case`` naming one, nothing is drawn."""
-    return {"seed": "--case names the case to play, so no case is drawn"} if args.case else {}
+    """``--seed`` draws a case; with ``--case`` naming one, nothing is drawn. A recorded
+    row names its case by split or file, which a drawn procedural case has not."""
+    unused = {"seed": "--case names the case to play, so no case is drawn"} if args.case else {}
+    if not (args.cases or args.split or args.case):
+        unused["record"] = "a recorded case must be re-gradable: play one of --split, --cases or --case"
+    return unused
 
 
 def build_env(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -69,14 +84,20 @@ def play(
     read_line: Callable[[str], str],
     write: Callable[[str], None],
     desk: desks.Desk | str = "gate",
+    steps: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """One episode driven by a person; returns the last step's info (with the score if it ended)."""
+    """One episode driven by a person; returns the last step's info (with the score if it ended).
+
+    ``steps``, when given, receives the opening observation as ``("", text)`` and then
+    each step's ``(action, observation)``."""
     info: dict[str, Any]  # Gymnasium's reset and step info
     try:
         observation, info = env.reset(**reset_kwargs)
     except ValueError as exc:  # a case id or index the cases lack: said as the command's reason
         raise desks.CaseSourceError(str(exc)) from exc
     write(observation)
+    if steps is not None:
+        steps.append(("", observation))
     ending, turns = _ending(env)
     write(
         f"\nOne action per line; the episode ends at {ending}{turns}. {QUIT} stops it before that, unscored."
@@ -93,6 +114,8 @@ def play(
             return info
         observation, _reward, terminated, truncated, info = env.step(line)
         write(observation)
+        if steps is not None:
+            steps.append((line, observation))
         if terminated or truncated:
             write(score_text(info, desk))
             return info
@@ -130,12 +153,82 @@ def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:
     return "\n".join(lines)
 
 
+PLAYER = "play"  # the model name of a recorded row
+
+
+def recorded_row(
+    desk: desks.Desk,
+    source: str,
+    cases: list[Any],
+    steps: list[tuple[str, str]],
+    info: dict[str, Any],
+    log: list[Any],
+) -> dict[str, Any]:
+    """A finished episode as the row ``run-model`` writes in its text mode."""
+    from batchgate_gym.llm.chat import ChatSettings, answer_messages, opening_messages
+    from batchgate_gym.llm.runner import info_metrics
+
+    settings = ChatSettings(mode="text")
+    messages = opening_messages(steps[0][1])
+    for action, observation in steps[1:]:
+        assistant = {"role": "assistant", "content": action}
+        messages += [assistant, *answer_messages(observation, assistant, settings)]
+    index = next(i for i, case in enumerate(cases) if case.case_id == info["case_id"])
+    return {
+        "desk": desk.name,
+        "source": source,
+        "case_index": index,
+        "case_id": info["case_id"],
+        "family": info.get("family", ""),
+        "rollout": 0,
+        "model": PLAYER,
+        "mode": "text",
+        "messages": messages,
+        "score": info["score"],
+        "info_metrics": info_metrics(desk, info),
+        "log": log,
+        "head": info["log_head"],
+        "turns": len(steps) - 1,
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "requests": 0,
+        "retries": 0,
+        "timing": {},
+        "error": None,
+    }
+
+
+def append_row(path: Path, row: dict[str, Any]) -> dict[str, Any]:
+    """Append ``row`` as the next rollout of its case and player in ``path``."""
+    from batchgate_gym.llm.results import read_rows, trim_partial_line
+
+    if path.exists():
+        trim_partial_line(path)
+        earlier = [
+            r for _, r in read_rows(path) if (r.get("model"), r.get("case_id")) == (PLAYER, row["case_id"])
+        ]
+        row = {**row, "rollout": len(earlier)}
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(row) + "\n")
+    return row
+
+
 def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(ImportError):  # not on every platform
         import readline  # noqa: F401  (line editing and history for input())
+    desk = desk_of(args)
     env, reset = build_env(args)
+    steps: list[tuple[str, str]] = []
     try:
-        play(env, reset, input, lambda text: print(text, flush=True), desk_of(args))
+        info = play(env, reset, input, lambda text: print(text, flush=True), desk, steps)
+        log = env.unwrapped.export_log()
     finally:
         env.close()
+    if args.record:
+        if "score" not in info:
+            print(f"Not recorded in {args.record}: the episode did not end.", flush=True)
+            return 0
+        source = args.cases or args.split or desk.default_split
+        row = recorded_row(desk, source, desk.fixed_cases(args.cases, args.split), steps, info, log)
+        row = append_row(Path(args.record), row)
+        print(f"Recorded in {args.record}: {row['case_id']}, rollout {row['rollout']}.", flush=True)
     return 0

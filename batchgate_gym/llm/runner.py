@@ -229,6 +229,12 @@ async def run_rollouts(
     return summary
 
 
+def info_metrics(desk: Any, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics a desk reads from an episode's final info rather than its score: a row
+    keeps them, since re-grading rebuilds the score alone."""
+    return {m.name: m.read(info) for m in desk.metrics if m.source == "info"}
+
+
 async def play_rollout(
     client: Any, config: RunConfig, cases: list[Any], source: str, index: int, rollout: int
 ) -> dict[str, Any]:
@@ -276,7 +282,7 @@ async def play_rollout(
     row.update(
         messages=chat.messages,
         score=info["score"] if scored else None,
-        info_metrics=({m.name: m.read(info) for m in desk.metrics if m.source == "info"} if scored else {}),
+        info_metrics=info_metrics(desk, info) if scored else {},
         log=log if scored else None,
         head=info.get("log_head") if scored else None,
         turns=sum(1 for m in chat.messages if m.get("role") == "assistant"),

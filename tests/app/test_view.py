@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -218,3 +219,66 @@ def test_the_docs_site_renders_its_index_and_a_desk_page(browser, tmp_path):
     assert gate_title.startswith("BadBatchGate") and tables >= 10
     assert "disposition" in headline
     assert curve and all(width > 100 for _, width in curve)
+
+
+# -- batchgate play --record: an episode played by hand, as a row the viewer shows ---------------
+
+
+def careful_actions(case_id: str) -> list[str]:
+    import gymnasium
+
+    from batchgate_gym.policies.refund import CarefulRefundPolicy
+
+    env = gymnasium.make("batchgate_gym/RefundDesk-v0", split="eval")
+    observation, info = env.reset(options={"case_id": case_id})
+    policy = CarefulRefundPolicy()
+    policy.reset(observation, info)
+    actions, done = [], False
+    while not done:
+        actions.append(policy.act(observation))
+        observation, _, terminated, truncated, _ = env.step(actions[-1])
+        done = terminated or truncated
+    return actions
+
+
+def play_main(monkeypatch, argv: list[str], lines: list[str]) -> None:
+    import io
+
+    from batchgate_gym.app.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{line}\n" for line in lines)))
+    assert main(["play", *argv]) == 0
+
+
+def test_play_record_appends_rows_that_regrade_and_show(monkeypatch, tmp_path, capsys):
+    from batchgate_gym.llm.results import load_results
+
+    case_id = "eval-timeout-then-retry-0"
+    actions = careful_actions(case_id)
+    record = tmp_path / "played.jsonl"
+    argv = ["--desk", "refund", "--case", case_id, "--record", str(record)]
+    play_main(monkeypatch, argv, actions)
+    play_main(monkeypatch, argv, actions)
+    assert f"Recorded in {record}: {case_id}, rollout 1." in capsys.readouterr().out
+    rows = [row for _, row in read_rows(record)]
+    assert [(r["model"], r["case_id"], r["rollout"], r["mode"]) for r in rows] == [
+        ("play", case_id, 0, "text"),
+        ("play", case_id, 1, "text"),
+    ]
+    assert [m["content"] for m in rows[0]["messages"] if m["role"] == "assistant"] == actions
+    (played,) = load_results([record], "refund").values()  # re-graded from the logs
+    assert [r.episode["reward"] for r in played.rollouts] == [1.0, 1.0]
+    page = render_html(load_view([record]))
+    assert page.count("<article class='rollout'") == 2
+    assert all(html.escape(action) in page for action in actions)  # each action, as written
+
+
+def test_play_record_needs_a_fixed_case_and_an_ended_episode(monkeypatch, tmp_path, capsys):
+    from batchgate_gym.app.cli import main
+
+    record = tmp_path / "played.jsonl"
+    with pytest.raises(SystemExit) as stopped:
+        main(["play", "--desk", "refund", "--seed", "3", "--record", str(record)])
+    assert stopped.value.code == 2 and "--record is not used here" in capsys.readouterr().err
+    play_main(monkeypatch, ["--desk", "refund", "--split", "eval", "--record", str(record)], [":quit"])
+    assert "Not recorded" in capsys.readouterr().out and not record.exists()
