@@ -18,7 +18,9 @@ import batchgate_gym
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ROOT / "batchgate_gym"
-_NOT_CORE = ("app", "testing", "__main__")  # wiring and test helpers, not the core (at any depth)
+# Wiring, network servers and test helpers, not the core (at any depth): the servers play the desks'
+# environments, so they stand beside the command line, outside what needs no Gymnasium.
+_NOT_CORE = ("app", "serving", "testing", "__main__")
 REGISTRATION = "batchgate_gym.registration"
 # What the core never imports: learning and multi-agent stacks, the environment code.
 _FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")

@@ -38,6 +38,8 @@ SUBCOMMANDS = {
     "serve": "a local chat-completions server playing a scripted policy",
     "run-model": "play a desk with a model behind a chat-completions API",
     "view": "result files as one self-contained HTML page: models, cases, conversations",
+    "serve-env": "a desk as a network environment (OpenEnv or MCP), one episode per session",
+    "mcp": "one episode of a desk as an MCP server over stdio",
 }
 
 
