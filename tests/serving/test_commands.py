@@ -15,7 +15,10 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
     ("argv", "reason"),
     [
         (["serve-env", "--desk", "gate", "--tickets", "3"], "the 'gate' desk has no option --tickets"),
-        (["serve-env", "--desk", "refund", "--split", "eval", "--tickets", "3"], "shapes the procedural cases"),
+        (
+            ["serve-env", "--desk", "refund", "--split", "eval", "--tickets", "3"],
+            "shapes the procedural cases",
+        ),
         (["serve-env", "--desk", "refund", "--split", "nope"], "has no split 'nope'"),
         (["mcp", "--desk", "gate", "--case", "no-such-case"], "no case with case_id 'no-such-case'"),
         (["mcp", "--desk", "analyst", "--recovery", "on"], "the 'analyst' desk has no option --recovery"),
