@@ -14,14 +14,14 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 @pytest.mark.parametrize(
     ("argv", "reason"),
     [
-        (["serve-env", "--desk", "gate", "--tickets", "3"], "the 'gate' desk has no option --tickets"),
+        (["serve-env", "--desk", "gate", "--tickets", "3"], "the gate desk has no option --tickets"),
         (
             ["serve-env", "--desk", "refund", "--split", "eval", "--tickets", "3"],
             "shapes the procedural cases",
         ),
         (["serve-env", "--desk", "refund", "--split", "nope"], "has no split 'nope'"),
         (["mcp", "--desk", "gate", "--case", "no-such-case"], "no case with case_id 'no-such-case'"),
-        (["mcp", "--desk", "analyst", "--recovery", "on"], "the 'analyst' desk has no option --recovery"),
+        (["mcp", "--desk", "analyst", "--recovery", "on"], "the analyst desk has no option --recovery"),
     ],
 )
 def test_what_cannot_be_served_ends_the_command_with_the_reason(argv: list[str], reason: str) -> None:
