@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         if "score" not in info:
             print(f"Not recorded in {args.record}: the episode did not end.", flush=True)
             return 0
-        source = args.cases or args.split or desk.default_split
+        source = str(args.cases or args.split or desk.default_split or "")
         row = recorded_row(desk, source, desk.fixed_cases(args.cases, args.split), steps, info, log)
         row = append_row(Path(args.record), row)
         print(f"Recorded in {args.record}: {row['case_id']}, rollout {row['rollout']}.", flush=True)

@@ -63,27 +63,39 @@ def reward_by_family(results: Mapping[str, EvaluationResult], path: Path) -> Pat
     return _save(plt, figure, path)
 
 
-def damage_by_policy(results: Mapping[str, EvaluationResult], path: Path) -> Path:
-    """Two panels: defective batches loaded, and total revenue error, per policy."""
+def damage_by_policy(results: Mapping[str, EvaluationResult], path: Path, desk: Any) -> Path:
+    """One panel per metric the desk shows (the gate's: defective batches loaded, with the
+    defective count as a dashed line, and the revenue error; the refund desk's duplicate
+    payments, dollars paid twice and over the cap, false blocks ...), a bar per policy."""
     plt = _pyplot()
     names = list(results)
-    loaded = [results[n].overall.bad_batches_loaded for n in names]
-    revenue = [results[n].overall.revenue_error_usd for n in names]
-    n_bad = next(iter(results.values())).overall.defective_batches
-    figure, (left, right) = plt.subplots(1, 2, figsize=(max(9.0, 0.7 * len(names) + 4), 4.8))
-    left.bar(names, loaded, color="tab:red")
-    left.axhline(n_bad, color="grey", linestyle="--", linewidth=1, label=f"defective batches: {n_bad}")
-    left.set_ylabel("defective batches loaded")
-    left.set_title("Bad batches loaded")
-    left.legend(fontsize="small")
-    right.bar(names, revenue, color="tab:orange")
-    right.set_ylabel("revenue error (USD)")
-    right.yaxis.set_major_formatter("${x:,.0f}")
-    right.set_title("Revenue error, all cases")
-    for axes in (left, right):
+    first = next(iter(results.values())).overall
+    metrics = [
+        metric for metric in desk.shown_metrics if metric.name in first.counts or metric.name in first.cents
+    ]
+    columns = min(3, max(len(metrics), 1))
+    rows = -(-len(metrics) // columns)
+    width = max(4.6 * columns, 0.7 * len(names) + 4)
+    figure, panels = plt.subplots(rows, columns, figsize=(width, 4.4 * rows), squeeze=False)
+    colours = plt.get_cmap("tab10").colors
+    for index, (axes, metric) in enumerate(zip(panels.flat, metrics, strict=False)):
+        dollars = metric.money or metric.cents
+        scale = 100 if metric.cents else 1
+        axes.bar(
+            names, [results[n].overall.total(metric.name) / scale for n in names], color=colours[index % 10]
+        )
+        if metric.out_of is not None:
+            whole = first.total(desk.metric(metric.out_of).name)
+            axes.axhline(whole, color="grey", linestyle="--", linewidth=1, label=f"{metric.out_of}: {whole}")
+            axes.legend(fontsize="small")
+        axes.set_title((metric.row or metric.name).format(cases=first.episodes))
+        if dollars:
+            axes.yaxis.set_major_formatter("${x:,.0f}")
         axes.tick_params(axis="x", labelrotation=35)
         for label in axes.get_xticklabels():
             label.set_horizontalalignment("right")
+    for axes in list(panels.flat)[len(metrics) :]:
+        axes.set_visible(False)
     return _save(plt, figure, path)
 
 
@@ -94,13 +106,13 @@ def _save(plt: Any, figure: Any, path: Path) -> Path:
     return path
 
 
-def write_charts(results: Mapping[str, EvaluationResult], directory: str | Path) -> list[Path]:
-    """Write every chart into ``directory`` (created if needed); return the paths."""
+def write_charts(results: Mapping[str, EvaluationResult], directory: str | Path, desk: Any) -> list[Path]:
+    """Write every chart of ``desk``'s results into ``directory`` (created if needed); return the paths."""
     if not results:
         raise ValueError("no results to plot")
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     return [
         reward_by_family(results, out / REWARD_BY_FAMILY),
-        damage_by_policy(results, out / DAMAGE_BY_POLICY),
+        damage_by_policy(results, out / DAMAGE_BY_POLICY, desk),
     ]

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from .plots import write_charts
 
-        for path in write_charts(results, args.plot):
+        for path in write_charts(results, args.plot, desk):
             print(f"wrote {path}", file=sys.stderr)
     return 0
 

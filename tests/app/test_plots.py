@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURE_CASES
 
+from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
 from batchgate_gym.app.plots import DAMAGE_BY_POLICY, REWARD_BY_FAMILY, write_charts
 
@@ -26,6 +27,16 @@ def test_report_plot_writes_both_charts(tmp_path, capsys):
         check_png(out / name)
 
 
+def test_report_plot_charts_any_desks_metrics(tmp_path, capsys):
+    # The damage chart was the gate's alone (bad batches, revenue): the refund desk's
+    # report --plot ended in AttributeError after printing its tables.
+    out = tmp_path / "charts"
+    assert main(["report", "--desk", "refund", "--no-progress", "--plot", str(out)]) == 0
+    assert "duplicate payments" in capsys.readouterr().out
+    for name in (REWARD_BY_FAMILY, DAMAGE_BY_POLICY):
+        check_png(out / name)
+
+
 def test_charts_need_results(tmp_path):
     with pytest.raises(ValueError):
-        write_charts({}, tmp_path)
+        write_charts({}, tmp_path, desks.get("gate"))

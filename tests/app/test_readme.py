@@ -2,7 +2,8 @@
 
 A block ``<!-- begin: COMMAND -->`` ... ``<!-- end: COMMAND -->`` in README.md or any
 docs/*.md page must equal COMMAND's stdout; ``part of: COMMAND`` must be a run of
-whole lines of it; ``recorded: FILE`` must appear in that committed file. The README
+whole lines of it; ``recorded: FILE`` must appear in that committed file; the images
+under ``<!-- plotted: COMMAND -->`` must be what ``COMMAND --plot DIR`` draws. The README
 itself is the front door: short, with every registered environment in its table.
 """
 
@@ -141,6 +142,36 @@ def test_headline_figures_are_pinned_figures():
         assert figures, env_id
         for figure in figures:
             assert figure in pinned, (env_id, figure)
+
+
+# <!-- plotted: COMMAND --> and the images under it: the charts COMMAND --plot DIR draws.
+PLOTTED = re.compile(r"<!-- plotted: (?P<command>.+?) -->\n(?P<images>(?:!\[[^\]]*\]\([^)]+\)\n)+)")
+CHARTS = [
+    (name, m["command"], re.findall(r"\(([^)]+)\)", m["images"]))
+    for name, text in PAGES.items()
+    for m in PLOTTED.finditer(text)
+]
+
+
+@pytest.mark.parametrize(("page", "command", "images"), CHARTS, ids=[f"{p}: {c}" for p, c, _ in CHARTS])
+def test_charts_are_what_the_command_draws(page, command, images, tmp_path):
+    image = pytest.importorskip("matplotlib.image")
+    words = shlex.split(command)
+    subprocess.run(
+        [sys.executable, "-m", "batchgate_gym", *words[1:], "--plot", str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "BATCHGATE_NO_PROGRESS": "1"},
+        capture_output=True,
+        check=True,
+    )
+    for shown in images:
+        committed = image.imread(ROOT / Path(page).parent / shown)
+        drawn = image.imread(tmp_path / Path(shown).name)
+        assert committed.shape == drawn.shape and (committed == drawn).all(), shown
+
+
+def test_the_docs_show_charts():
+    assert {command for _, command, _ in CHARTS} >= {"batchgate report", "batchgate report --desk refund"}
 
 
 DOCS_IMAGES = {
