@@ -199,6 +199,8 @@ def parse_action(text: object, tools: Mapping[str, ToolSpec], max_calls: int) ->
         raise
     except (RecursionError, MemoryError):
         raise ActionError("action is nested too deeply to parse") from None
+    except ValueError as exc:  # e.g. Python's limit on the digits of an int read from text
+        raise ActionError(f"could not parse the action: {exc}") from None
     if len(raw_calls) > max_calls:
         raise ActionError(f"{len(raw_calls)} calls in one action; at most {max_calls} are allowed")
     return [_bind(name, args, kwargs, tools) for name, args, kwargs in raw_calls]
