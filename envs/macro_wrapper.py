@@ -73,6 +73,10 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         return self.tracker.vector(), self._info(info, opening)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self.action_space.contains(action):
+            # Gymnasium's own rule for a move: an int (or numpy integer) in the space,
+            # never a float or string rounded or parsed into one.
+            raise ValueError(f"action {short_repr(action)} is not in the action space {self.action_space}")
         text_action = self.tracker.action_text(int(action))
         text, reward, terminated, truncated, info = self.text_env.step(text_action)
         self.tracker.absorb(text)
