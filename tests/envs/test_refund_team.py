@@ -196,3 +196,35 @@ def test_any_team_play_replays_exactly_and_any_single_change_is_refused() -> Non
             replay_team(raw.game.case, tampered, head=info["log_head"])
 
     check()
+
+
+def _play_with_a_hijacker(seed: int) -> tuple[float, Any]:
+    """careful-claim on every worker, except that refund_0 first claims every order of the
+    queue (an insider who knows the queue's ids); the team's reward and the env."""
+    raw = refund_team.raw_env(n_agents=2)
+    raw.reset(seed=seed)
+    policies = {agent: TEAM_POLICIES["careful-claim"]() for agent in raw.agents}
+    for agent, each in policies.items():
+        each.reset(raw.observe(agent)["text"], {})
+    orders = dict.fromkeys(ticket.order.order_id for ticket in raw.game.case.tickets)
+    hijack = "; ".join(f'claim_order("{order}")' for order in orders)
+    raw.step(hijack)  # refund_0's first turn
+    while not raw.game.over:
+        agent = raw.agent_selection
+        raw.step(policies[agent].act(raw.observe(agent)["text"]))
+    return raw.infos["refund_0"]["score"]["reward"], raw
+
+
+def test_a_worker_may_claim_only_its_own_tickets_order_so_a_hijack_blocks_nobody() -> None:
+    hijacked = []
+    for seed in range(12):
+        reward, raw = _play_with_a_hijacker(seed)
+        hijacked.append(reward)
+        world = raw.game.world
+        own = raw.game.case.tickets[world.lists["refund_0"][0]].order.order_id
+        count = len({ticket.order.order_id for ticket in raw.game.case.tickets})
+        claims = world.ledger.entries[1 : 1 + count]  # the hijacker's first turn
+        assert all(e.action == "claim_order" for e in claims)
+        assert [e.executed for e in claims] == [e.args["order_id"] == own for e in claims]
+        assert all("may claim only the order of its own ticket" in e.note for e in claims if not e.executed)
+    assert hijacked == [1.0] * 12  # careful-claim's score on every seed: the hijack took nothing

@@ -11,8 +11,9 @@ lying provider, lagging ledger and refusals) with the calls made *as* a worker:
   an account's credentials: a key protects one worker from paying twice, never two
   workers from each paying once;
 * ``claim_order`` holds an order for the first worker to claim it; under the default
-  rules the desk refuses (and logs) a payment, void or escalation on an order another
-  worker holds.
+  rules a worker may claim only the order of the ticket it is working (a claim of any
+  other is refused and logged), and the desk refuses (and logs) a payment, void or
+  escalation on an order another worker holds.
 
 Nothing else changes, so two workers who read an empty (or lagging) ledger and both
 pay really both move money.
@@ -61,7 +62,9 @@ class RefundTeamWorld(RefundWorld):
         lists = {worker: list(tickets) for worker, tickets in self.lists.items()}
         return {**super().log_settings(), "workers": list(self.workers), "lists": lists}
 
-    def reset(self, case: RefundCase, lists: Mapping[str, Sequence[int]] | None = None) -> None:
+    def reset(  # type: ignore[override]  # the deal comes before the nonce
+        self, case: RefundCase, lists: Mapping[str, Sequence[int]] | None = None, nonce: str | None = None
+    ) -> None:
         """Reset to ``case`` and give each worker its tickets (indexes into ``case.tickets``;
         without ``lists``, every worker the first ticket)."""
         count = len(case.tickets)
@@ -76,7 +79,7 @@ class RefundTeamWorld(RefundWorld):
                     f"lists[{worker!r}] must be ticket indexes in 0..{count - 1}, not {tickets!r}"
                 )
         self.lists = dealt  # before the reset: entry 0 records the deal
-        super().reset(case)
+        super().reset(case, nonce)
         self.places = dict.fromkeys(self.workers, 0)
         self.claims = {}
         self.acting = None
@@ -122,7 +125,7 @@ class RefundTeamWorld(RefundWorld):
     # -- the two team tools, and the reply -------------------------------------------------
     def claim_order(self, order_id: Any) -> Mapping[str, Any]:
         args = {"order_id": order_id}
-        problem = self._id_problem(order_id)
+        problem = self._id_problem(order_id) or self._claim_problem(order_id)
         if problem:
             return self._refuse(CLAIM_ACTION, args, problem)
         holder = self.claims.setdefault(order_id, str(self.acting))
@@ -130,6 +133,14 @@ class RefundTeamWorld(RefundWorld):
         if holder == self.acting:
             return {"status": "claimed", "order_id": order_id}
         return {"status": "held", "order_id": order_id, "by": holder}
+
+    def _claim_problem(self, order_id: Any) -> str | None:
+        """Why the default rules refuse this claim: a worker may claim only the order of
+        the ticket it is working, so that no worker can hold the rest of the queue."""
+        own = self.ticket.order.order_id
+        if self.original or order_id == own:
+            return None
+        return f"a worker may claim only the order of its own ticket, {own!r}"
 
     def wait(self) -> Mapping[str, Any]:
         return {"status": "waited"}
@@ -167,6 +178,10 @@ class RefundTeamWorld(RefundWorld):
             return
         self._enter(worker)
         if action == CLAIM_ACTION and entry["executed"] is True:
+            if self._claim_problem(args.get("order_id")) is not None:
+                raise LogIntegrityError(
+                    f"entry {entry['seq']}: a claim of an order not on the worker's ticket"
+                )
             if self.claims.setdefault(args.get("order_id"), worker) != worker:
                 raise LogIntegrityError(f"entry {entry['seq']}: a claim of an order another worker holds")
             return
