@@ -25,7 +25,7 @@ import numpy as np
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import Desk, EndingText, Episode, EpisodeLimits
-from batchgate_gym.kernel.ledger import Ledger
+from batchgate_gym.kernel.ledger import Ledger, episode_nonce
 
 from .spaces import AsciiText
 
@@ -39,7 +39,7 @@ class DeskWorld(Desk, Protocol):
     @property
     def ledger(self) -> Ledger: ...
 
-    def reset(self, case: Any) -> None: ...
+    def reset(self, case: Any, nonce: str | None = None) -> None: ...
 
 
 WorldT = TypeVar("WorldT", bound=DeskWorld)
@@ -96,7 +96,8 @@ def final_info(
     fields, then the log's: ``log_intact`` (its entries link up, begin first and
     seal last: :meth:`Ledger.linked`; the hashes themselves are recomputed where the
     log leaves the environment, :meth:`TextDeskEnv.export_log`, and on replay),
-    ``log_entries`` and ``log_head`` (the last hash, to pin the log on replay).
+    ``log_entries``, ``log_head`` (the last hash, to pin the log on replay) and
+    ``log_nonce`` (the episode's nonce in entry 0, for a replay by key).
     """
     return {
         **case_fields,
@@ -105,6 +106,7 @@ def final_info(
         "log_intact": ledger.linked(),
         "log_entries": len(ledger),
         "log_head": ledger.head,
+        "log_nonce": ledger.nonce,
     }
 
 
@@ -210,12 +212,14 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self.observation_space = text_space(self.limits.max_observation_chars)
         self._transcript: list[str] = []
         self._actions: list[Any] = []  # this episode's, as sent: what a pickled env plays again
+        self._nonce: str | None = None  # this episode's log nonce, drawn at reset
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         case = self.source.pick(self.np_random, options or {})
+        self._nonce = episode_nonce(self.np_random)  # the episode's, for its log's entry 0
         self._begin(case)
         observation = cut(
             self.adapter.task_text(case, self.limits.max_turns), self.limits.max_observation_chars
@@ -225,7 +229,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         return observation, {"turn": 0, "calls": 0}
 
     def _begin(self, case: CaseT) -> Episode:
-        self.world.reset(case)
+        self.world.reset(case, nonce=self._nonce)
         self.case = case
         self.episode = Episode(self.world, self.limits, self.adapter.ending)
         self._actions = []

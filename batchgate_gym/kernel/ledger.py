@@ -10,7 +10,10 @@ is detected too.
 The first entry, ``begin``, binds the log to what it is about: the digest of the
 case the episode was played on and the settings a replay needs to re-derive what
 the episode decided (its SQL budget, say). A log replayed under another case, or
-with other settings, fails at entry 0.
+with other settings, fails at entry 0. Entry 0 also carries the episode's *nonce*,
+drawn from the environment's seeded generator at reset (:func:`episode_nonce`), so
+that two episodes of one case played alike still write different chains: a log can
+be pinned to the one episode it was written in.
 
 A chain without a secret proves consistency, not authorship: whoever holds a log
 can edit it and recompute every hash after the edit. Two things stop such a
@@ -18,7 +21,10 @@ forger, and a verifier must use at least one. The episode records the chain's
 *head* (the last entry's hash) outside the log; verifying against a head pinned by
 whoever ran the episode detects any change at all, re-chained or not. And a ledger
 given a secret ``key`` chains with HMAC-SHA256 instead of SHA-256, so that nobody
-without the key can produce a chain that verifies.
+without the key can produce a chain that verifies. A key alone says the log came
+from some episode of whoever holds the key, not from which: a verifier that has the
+key but no head checks the nonce the episode gave out instead, so that the log of
+another episode of the same case (the same play, even) never passes for this one's.
 """
 
 from __future__ import annotations
@@ -30,14 +36,35 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _STRING
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .codec import json_encoder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 GENESIS = "genesis"
 SEAL_ACTION = "seal"
 BEGIN_ACTION = "begin"
 MAX_ARGS_DEPTH = 16  # genuine arguments nest three deep at most
+NONCE_BYTES = 16
+
+
+def episode_nonce(rng: np.random.Generator) -> str:
+    """A nonce for one episode's entry 0 (32 hex digits), derived from the environment's
+    seeded generator: the same seed gives the same nonce in any process, and each later
+    reset of the generator's stream a new one.
+
+    The nonce comes from a child of the generator (``Generator.spawn``), which advances
+    only the generator's count of children, so every case and deal drawn from the
+    generator itself is the one it was before logs carried nonces. A generator built
+    without a seed sequence has no children: the nonce is then drawn from its stream.
+    """
+    try:
+        source = rng.spawn(1)[0]
+    except TypeError:
+        source = rng
+    return source.bytes(NONCE_BYTES).hex()
 
 
 class LogIntegrityError(ValueError):
@@ -168,11 +195,22 @@ class Ledger:
         self._entries.append(entry)
         return entry
 
-    def begin(self, case_digest: str, settings: Mapping[str, Any]) -> LogEntry:
-        """Entry 0: the case this log is about and the settings its replay needs."""
+    def begin(self, case_digest: str, settings: Mapping[str, Any], nonce: str | None = None) -> LogEntry:
+        """Entry 0: the case this log is about, the settings its replay needs and the
+        episode's nonce (left out when ``None``, as a replay's rebuilt desk does)."""
         if self._entries:
             raise LogIntegrityError("a log begins once, before any other entry")
-        return self.append(BEGIN_ACTION, {"case_digest": case_digest, "settings": dict(settings)}, True)
+        args: dict[str, Any] = {"case_digest": case_digest, "settings": dict(settings)}
+        if nonce is not None:
+            if not isinstance(nonce, str) or not nonce:
+                raise ValueError(f"a log nonce is a non-empty string, not {nonce!r}")
+            args["nonce"] = nonce
+        return self.append(BEGIN_ACTION, args, True)
+
+    @property
+    def nonce(self) -> str | None:
+        """The nonce entry 0 recorded, if any."""
+        return log_nonce(self._entries[0].args) if self._entries else None
 
     def begin_as(self, first: LogEntry) -> None:
         """Begin with the entry 0 of an earlier log of the same case, settings and key.
@@ -320,6 +358,7 @@ def verify_chain(
     head: str | None = None,
     key: bytes | None = None,
     case_digest: str | None = None,
+    nonce: str | None = None,
     check_args: bool = True,
 ) -> None:
     """Recompute every hash and link; raise :class:`LogIntegrityError` on any break.
@@ -329,7 +368,9 @@ def verify_chain(
     hash the episode recorded for its last entry) the log must end on exactly
     that entry, so even an edit followed by re-hashing the rest is caught. With
     ``key`` every hash must be the HMAC the keyed ledger wrote. With
-    ``case_digest`` the log must begin by naming that case. ``check_args=False``
+    ``case_digest`` the log must begin by naming that case; with ``nonce`` (the
+    ``log_nonce`` the episode gave out) entry 0 must carry that nonce, so that a log
+    of another episode fails even where the key alone would pass it. ``check_args=False``
     skips the plain-JSON check of arguments, for entries a live ledger wrote itself.
     """
     if not isinstance(entries, (list, tuple)):
@@ -359,6 +400,10 @@ def verify_chain(
         or entries[0]["args"].get("case_digest") != case_digest
     ):
         raise LogIntegrityError("entry 0: the log does not begin by naming this case")
+    if nonce is not None and (
+        not entries or entries[0]["action"] != BEGIN_ACTION or log_nonce(entries[0]["args"]) != nonce
+    ):
+        raise LogIntegrityError("entry 0: the log is not this episode's (its nonce differs)")
     if not require_seal:
         return
     if not entries or entries[-1]["action"] != SEAL_ACTION:
@@ -379,6 +424,12 @@ def rechain(entries: list[dict[str, Any]], key: bytes | None = None) -> list[dic
         entry["prev_hash"] = prev
         entry["hash"] = prev = entry_hash(entry, key)
     return entries
+
+
+def log_nonce(begin_args: Mapping[str, Any]) -> str | None:
+    """The nonce in the arguments of an entry 0, or ``None`` if it has none."""
+    nonce = begin_args.get("nonce")
+    return nonce if isinstance(nonce, str) else None
 
 
 def log_settings(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

@@ -5,7 +5,9 @@ every desk shares (:func:`replay_log`):
 
 1. verify: the chain against the head the episode gave out or the ledger's key
    (one of the two is required: without either, a forger who re-chains an edited
-   log cannot be told apart), and that entry 0 names the case being replayed;
+   log cannot be told apart), and that entry 0 names the case being replayed; a
+   key without a head needs the episode's nonce too (``log_nonce``), which entry 0
+   must carry: the key says who wrote a log, the nonce which episode it is;
 2. rebuild: a fresh world from the settings entry 0 recorded (the desk's
    ``make_world``), then every entry handed to the world's ``reapply``
    (:class:`Reapplying`), in log order: the world re-runs what changed it and
@@ -61,19 +63,28 @@ def replay_verified(
     *,
     head: str | None,
     key: bytes | None,
+    nonce: str | None = None,
     require_seal: bool = True,
 ) -> T:
-    """Verify ``entries`` (against ``head`` and/or ``key``, bound to ``case_digest``),
-    then return ``rederive(entries, settings)``; any failure is a :class:`LogIntegrityError`."""
+    """Verify ``entries`` (against ``head``, or ``key`` and ``nonce``, bound to
+    ``case_digest``), then return ``rederive(entries, settings)``; any failure is a
+    :class:`LogIntegrityError`."""
     if head is None and key is None:
         raise TypeError(
             "replay needs head= (the log_head the episode gave out) or key= (the log key): "
             "without either, a log edited and re-chained cannot be told from a genuine one"
         )
+    if head is None and nonce is None:
+        raise TypeError(
+            "a replay by key alone needs nonce= (the log_nonce the episode gave out): "
+            "the key proves who wrote a log, not which episode it is"
+        )
     try:
         if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)):
             raise LogIntegrityError("a log is a list of entries")
-        verify_chain(entries, require_seal=require_seal, head=head, key=key, case_digest=case_digest)
+        verify_chain(
+            entries, require_seal=require_seal, head=head, key=key, case_digest=case_digest, nonce=nonce
+        )
         return rederive(entries, log_settings(entries))
     except LogIntegrityError:
         raise
@@ -96,6 +107,7 @@ def replay_log(
     grade: Callable[[W, Sequence[Mapping[str, Any]]], T],
     head: str | None,
     key: bytes | None,
+    nonce: str | None = None,
     require_seal: bool = True,
 ) -> T:
     """Verify ``entries``, rebuild a world from them and grade it (see the module text).
@@ -107,4 +119,6 @@ def replay_log(
     def rederive(log: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> T:
         return grade(reapply_all(make_world(settings), log), log)
 
-    return replay_verified(entries, case_digest, rederive, head=head, key=key, require_seal=require_seal)
+    return replay_verified(
+        entries, case_digest, rederive, head=head, key=key, nonce=nonce, require_seal=require_seal
+    )

@@ -43,8 +43,8 @@ class CounterWorld:
         self.closed = False
         self.ledger = Ledger()
 
-    def reset(self, case: CounterCase) -> None:
-        self.case, self.total, self.over = case, 0, False
+    def reset(self, case: CounterCase, nonce: str | None = None) -> None:
+        self.case, self.total, self.over = case, 0, False  # a toy log: no entry 0, so no nonce
         self.ledger = Ledger()
 
     @property
@@ -111,6 +111,7 @@ def test_a_second_desk_plays_a_whole_episode_through_the_text_env():
         "log_intact": True,
         "log_entries": len(log),
         "log_head": log[-1]["hash"],
+        "log_nonce": None,
     }
     assert [entry["action"] for entry in log[:3]] == ["add", "add", "done"]
     assert log[-1]["args"]["reason"] == "counter done"  # the desk's wording seals the log
@@ -158,5 +159,13 @@ def test_final_info_orders_case_fields_score_extras_then_the_log():
     ledger = Ledger()
     ledger.append("look", {}, True)
     info = final_info({"case_id": "c"}, {"reward": 0.5}, ledger, contribution={"x": 1})
-    assert list(info) == ["case_id", "score", "contribution", "log_intact", "log_entries", "log_head"]
+    assert list(info) == [
+        "case_id",
+        "score",
+        "contribution",
+        "log_intact",
+        "log_entries",
+        "log_head",
+        "log_nonce",
+    ]
     assert info["log_entries"] == 1 and info["log_head"] == ledger.head and info["log_intact"]

@@ -26,9 +26,9 @@ class Counter:
                 raise LogIntegrityError(f"entry {entry['seq']}: total disagrees")
 
 
-def _log(key: bytes | None = None) -> tuple[list[dict[str, Any]], str]:
+def _log(key: bytes | None = None, nonce: str | None = None) -> tuple[list[dict[str, Any]], str]:
     ledger = Ledger(key)
-    ledger.begin("case-1", {"start": 10})
+    ledger.begin("case-1", {"start": 10}, nonce)
     ledger.append("add", {"n": 2, "total": 12}, True)
     ledger.append("add", {"n": 5, "total": 99}, False, "refused")  # not executed: nothing to redo
     ledger.append("look", {}, True)
@@ -51,8 +51,22 @@ def test_every_entry_reaches_the_world_in_order_and_the_grade_sees_the_rebuilt_w
     total, seen, count = _replay(entries, head=head, key=None)
     assert total == 15 and count == 6
     assert seen == ["begin", "add", "add", "look", "add", "seal"]
-    keyed, _ = _log(b"k")
-    assert _replay(keyed, head=None, key=b"k")[0] == 15
+    keyed, _ = _log(b"k", "n-1")
+    assert _replay(keyed, head=None, key=b"k", nonce="n-1")[0] == 15
+
+
+def test_a_key_alone_never_passes_the_log_of_another_episode():
+    mine, _ = _log(b"k", "n-1")
+    other, other_head = _log(b"k", "n-2")  # the same case, the same play, another episode
+    assert other != mine
+    with pytest.raises(TypeError, match="nonce= "):
+        _replay(other, head=None, key=b"k")
+    with pytest.raises(LogIntegrityError, match="nonce differs"):
+        _replay(other, head=None, key=b"k", nonce="n-1")
+    unmarked, _ = _log(b"k")  # a log without a nonce is no episode's
+    with pytest.raises(LogIntegrityError, match="nonce differs"):
+        _replay(unmarked, head=None, key=b"k", nonce="n-1")
+    assert _replay(other, head=other_head, key=b"k")[0] == 15  # its own head still pins it
 
 
 def test_a_world_that_disagrees_with_the_log_fails_the_replay():

@@ -34,7 +34,12 @@ def fresh_world(case: AnalystCase, settings: Mapping[str, Any]) -> AnalystWorld:
 
 
 def replay(
-    case: AnalystCase, log: Sequence[Mapping[str, Any]], *, head: str | None = None, key: bytes | None = None
+    case: AnalystCase,
+    log: Sequence[Mapping[str, Any]],
+    *,
+    head: str | None = None,
+    key: bytes | None = None,
+    nonce: str | None = None,
 ) -> AnalystScore:
     """Recompute the score from the case and the exported log alone (``head`` or ``key`` required)."""
     worlds: list[AnalystWorld] = []
@@ -51,6 +56,7 @@ def replay(
             grade=lambda world, entries: grade(case, entries, world.store),
             head=head,
             key=key,
+            nonce=nonce,
         )
     finally:
         for world in worlds:

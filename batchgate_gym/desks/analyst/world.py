@@ -109,7 +109,8 @@ class AnalystWorld:
             "decline": self.decline,
         }
 
-    def reset(self, case: AnalystCase) -> None:
+    def reset(self, case: AnalystCase, nonce: str | None = None) -> None:
+        """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
         forking.enter()
         self.close()
         self._case = case
@@ -117,7 +118,7 @@ class AnalystWorld:
         self.ended = False
         self.infra_events = 0
         self.ledger = Ledger(self.log_key)
-        self.ledger.begin(case.digest, {})
+        self.ledger.begin(case.digest, {}, nonce)
 
     @property
     def case(self) -> AnalystCase:

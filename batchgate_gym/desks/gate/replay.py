@@ -37,6 +37,7 @@ def replay(
     *,
     head: str | None = None,
     key: bytes | None = None,
+    nonce: str | None = None,
     require_seal: bool = True,
 ) -> Score:
     """Recompute the score from the case and the exported log alone.
@@ -53,6 +54,7 @@ def replay(
         grade=lambda world, log: _grade(case, world, log),
         head=head,
         key=key,
+        nonce=nonce,
         require_seal=require_seal,
     )
 

@@ -242,7 +242,7 @@ class GateWorld:
         self.guard = SqlGuard(self.conn, budget, reuse_statements=True)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
-        self._first_entries: dict[str, LogEntry] = {}  # case digest -> its log's entry 0
+        self._first_entries: dict[tuple[str, str | None], LogEntry] = {}  # (digest, nonce) -> entry 0
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
@@ -265,27 +265,28 @@ class GateWorld:
             self._settings = {"sql_budget": dataclasses.asdict(self.guard.budget)}
         return self._settings
 
-    def _reset_state(self) -> None:
+    def _reset_state(self, nonce: str | None = None) -> None:
         ledger = self.ledger = self.new_ledger()
         prepared = self.prepared
         if prepared is None:
             return
-        first = self._first_entries.get(prepared.digest)
+        first = self._first_entries.get((prepared.digest, nonce))
         if first is None:
             if len(self._first_entries) >= 1024:  # procedural play meets each case once
                 self._first_entries.clear()
-            first = ledger.begin(prepared.digest, self.log_settings())
-            self._first_entries[prepared.digest] = first
+            first = ledger.begin(prepared.digest, self.log_settings(), nonce)
+            self._first_entries[prepared.digest, nonce] = first
         else:
             ledger.begin_as(first)
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None
 
-    def reset(self, case: Case) -> None:
+    def reset(self, case: Case, nonce: str | None = None) -> None:
+        """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
         prepared = self.prepared = prepare(case)
         restore(self.guard, prepared.image, prepared.schema)
-        self._reset_state()
+        self._reset_state(nonce)
 
     @property
     def prepared_case(self) -> PreparedCase:

@@ -13,7 +13,8 @@ and nothing else.
 all, the way each rule set would: under ``rules="original"`` verification is only
 the hash chain and its links (so an edited log that was re-chained verifies, as it
 did for the original grader); under the default rules the log must end with the
-seal and verify against the pinned ``head`` (or ``key``), else every term is 0.
+seal and verify against the pinned ``head`` (or ``key`` with the episode's
+``nonce``), else every term is 0.
 """
 
 from __future__ import annotations
@@ -54,11 +55,13 @@ def replay(
     *,
     head: str | None = None,
     key: bytes | None = None,
+    nonce: str | None = None,
 ) -> RefundScore:
     """Recompute the score from the case and the exported log alone.
 
-    ``head`` is the ``log_head`` the episode reported and ``key`` the log key the
-    world was given; one of them is required. Raises ``LogIntegrityError``, and
+    ``head`` is the ``log_head`` the episode reported, ``key`` the log key the world
+    was given and ``nonce`` the ``log_nonce`` the episode reported; ``head``, or
+    ``key`` with ``nonce``, is required. Raises ``LogIntegrityError``, and
     nothing else, for any log that is not the untouched, sealed log of an episode
     played on ``case``.
     """
@@ -71,6 +74,7 @@ def replay(
         ),
         head=head,
         key=key,
+        nonce=nonce,
     )
 
 
@@ -81,6 +85,7 @@ def grade_exported(
     *,
     head: str | None = None,
     key: bytes | None = None,
+    nonce: str | None = None,
     payments: Sequence[Payment] | None = None,
 ) -> RefundScore:
     """Grade an exported log as it stands (see the module text for what each rule set checks).
@@ -96,9 +101,9 @@ def grade_exported(
         if rules == "original":
             verify_chain(entries, require_seal=False, key=key)
         else:
-            if head is None and key is None:
-                raise LogIntegrityError("no head to pin the log to")
-            verify_chain(entries, require_seal=True, head=head, key=key, case_digest=case.digest)
+            if head is None and (key is None or nonce is None):
+                raise LogIntegrityError("no head, nor a key and the episode's nonce, to pin the log to")
+            verify_chain(entries, require_seal=True, head=head, key=key, case_digest=case.digest, nonce=nonce)
         verified = isinstance(log, (list, tuple))
     except LogIntegrityError:
         verified = False

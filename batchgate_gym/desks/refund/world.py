@@ -186,13 +186,14 @@ class RefundWorld:
         self.ticket_index = 0
         self.replied = False
 
-    def reset(self, case: RefundCase) -> None:
+    def reset(self, case: RefundCase, nonce: str | None = None) -> None:
+        """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
         budgets = [lag_reads(ticket) for ticket in case.tickets]  # checked before anything changes
         self._case = case
         self._clear()
         self.lag_budgets = budgets
         self.ledger = self._new_ledger()
-        self.ledger.begin(case.digest, self.log_settings())
+        self.ledger.begin(case.digest, self.log_settings(), nonce)
 
     @property
     def lag_budget(self) -> int:

@@ -353,7 +353,7 @@ def test_logs_of_any_shape_raise_only_the_integrity_error(log: Any, rehash: bool
     with pytest.raises(LogIntegrityError):
         replay(case, log, head=own_head(log))
     with pytest.raises(LogIntegrityError):
-        replay(case, log, key=b"some key")
+        replay(case, log, key=b"some key", nonce="a nonce")
 
 
 # -- a keyed log: nobody without the key can forge a chain ---------------------------------------
@@ -371,15 +371,15 @@ def _keyed_play(key: bytes) -> tuple[Case, Log, dict[str, Any]]:
 def test_a_keyed_log_replays_with_its_key_and_a_rechained_forgery_does_not() -> None:
     key = b"held by the trainer"
     case, log, info = _keyed_play(key)
-    assert replay(case, log, key=key).as_dict() == info["score"]
+    assert replay(case, log, key=key, nonce=info["log_nonce"]).as_dict() == info["score"]
     assert replay(case, log, key=key, head=info["log_head"]).as_dict() == info["score"]
     with pytest.raises(LogIntegrityError):
-        replay(case, log, key=b"another key")
+        replay(case, log, key=b"another key", nonce=info["log_nonce"])
     forged = copy.deepcopy(log)
     forged[-2]["args"]["loaded"] = []  # the report, rewritten and re-chained without the key
     rechained(forged)
     with pytest.raises(LogIntegrityError, match="hash"):
-        replay(case, forged, key=key)
+        replay(case, forged, key=key, nonce=info["log_nonce"])
     # The unkeyed chain does not verify a keyed log either: its hashes are HMACs.
     with pytest.raises(LogIntegrityError, match="hash"):
         replay(case, log, head=info["log_head"])

@@ -56,9 +56,12 @@ class TeamGame:
         self.turns: TeamTurns | None = None
         self.result: TeamScore | None = None
 
-    def start(self, case: Case, lists: Mapping[str, Sequence[str]]) -> dict[str, str]:
-        """Reset the world and every agent's episode; return each agent's first observation."""
-        self.world.reset(case, lists)
+    def start(
+        self, case: Case, lists: Mapping[str, Sequence[str]], nonce: str | None = None
+    ) -> dict[str, str]:
+        """Reset the world (``nonce`` the episode's) and every agent's episode; return each
+        agent's first observation."""
+        self.world.reset(case, lists, nonce)
         self.turns = TeamTurns(self.world, self.agents, self.limits, GATE_ENDING, "every agent reported")
         self.result = None
         n = len(self.agents)

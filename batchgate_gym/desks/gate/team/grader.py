@@ -87,7 +87,12 @@ def grade_team(
 
 
 def replay_team(
-    case: Case, entries: Sequence[Mapping[str, Any]], *, head: str | None = None, key: bytes | None = None
+    case: Case,
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    head: str | None = None,
+    key: bytes | None = None,
+    nonce: str | None = None,
 ) -> TeamScore:
     """The team score from the case and the exported log alone (agents read from the log).
 
@@ -109,6 +114,7 @@ def replay_team(
         grade=grade_rebuilt,
         head=head,
         key=key,
+        nonce=nonce,
     )
 
 

@@ -46,7 +46,9 @@ class TeamWorld(GateWorld):
         self.claims: dict[str, str] = {}
         self.reports: dict[str, tuple[list[str], list[str]]] = {}
 
-    def reset(self, case: Case, lists: Mapping[str, Sequence[str]] | None = None) -> None:
+    def reset(  # type: ignore[override]  # the deal comes before the nonce
+        self, case: Case, lists: Mapping[str, Sequence[str]] | None = None, nonce: str | None = None
+    ) -> None:
         """Restore the case and deal the agents' lists (every batch to everyone if none given)."""
         every = tuple(batch.batch_id for batch in case.batches)
         dealt = {agent: tuple(lists.get(agent, ())) if lists else every for agent in self.agents}
@@ -54,7 +56,7 @@ class TeamWorld(GateWorld):
         unknown = sorted({b for ids in dealt.values() for b in ids} - set(every))
         if strangers or unknown:
             raise ValueError(f"lists name unknown agents {strangers} or unknown batches {unknown}")
-        super().reset(case)
+        super().reset(case, nonce)
         self.lists = dealt
         self.claims = {}
         self.reports = {}

@@ -38,9 +38,12 @@ class RefundTeamGame:
         self.turns: TeamTurns | None = None
         self.result: TeamRefundScore | None = None
 
-    def start(self, case: RefundCase, lists: Mapping[str, Sequence[int]]) -> dict[str, str]:
-        """Reset the world and every worker's episode; return each worker's first observation."""
-        self.world.reset(case, lists)
+    def start(
+        self, case: RefundCase, lists: Mapping[str, Sequence[int]], nonce: str | None = None
+    ) -> dict[str, str]:
+        """Reset the world (``nonce`` the episode's) and every worker's episode; return
+        each worker's first observation."""
+        self.world.reset(case, lists, nonce)
         self.turns = TeamTurns(self.world, self.agents, self.limits, REFUND_ENDING, "every worker replied")
         self.result = None
         n = len(self.agents)

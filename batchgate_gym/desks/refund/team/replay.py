@@ -44,6 +44,7 @@ def replay_team(
     *,
     head: str | None = None,
     key: bytes | None = None,
+    nonce: str | None = None,
 ) -> TeamRefundScore:
     """The team score of ``log`` on ``case``; ``head`` (the reported ``log_head``) or ``key`` required."""
     return replay_log(
@@ -53,6 +54,7 @@ def replay_team(
         grade=lambda world, entries: grade_team(case, entries, world.rules, world.lists, verified=True),
         head=head,
         key=key,
+        nonce=nonce,
     )
 
 
