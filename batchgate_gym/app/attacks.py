@@ -28,7 +28,7 @@ from .shared import (
     split_options,
     unsupported,
 )
-from .tables import markdown_table
+from .tables import legend, markdown_table
 
 TARGET = "careful"  # the gate's target
 
@@ -121,4 +121,26 @@ def attack_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = 
         )
     columns = [metric.column or metric.name for metric in desk.shown_metrics]
     header = ["policy", "kind", "reward", *desk.terms, *columns, f"below {target_name}"]
-    return markdown_table(header, rows)
+    return markdown_table(header, rows) + "\n\n" + attack_legend(results, desk, target_name)
+
+
+def attack_legend(results: dict[str, EvaluationResult], desk: desks.Desk, target: str) -> str:
+    """One line per column of the attack table."""
+    n_cases = next(iter(results.values())).overall.episodes
+    kinds = dict.fromkeys(desk.attack_kind(name) for name in results)
+    metric_lines = []
+    for metric in desk.shown_metrics:
+        row = metric.row or metric.name
+        meaning = row.format(cases=n_cases) if "{cases}" in row else f"{row}, total over the cases"
+        if metric.out_of is not None:
+            meaning += f" / the {metric.out_of.replace('_', ' ')} in them"
+        metric_lines.append((metric.column or metric.name, meaning))
+    return legend(
+        [
+            ("kind", "; ".join(f"{kind}: {desks.KIND_MEANINGS.get(kind, kind)}" for kind in kinds)),
+            ("reward", f"mean reward over the {n_cases} cases, from 0 to 1"),
+            *((term, f"mean, {meaning}") for term, meaning in desk.term_legend()),
+            *metric_lines,
+            (f"below {target}", f"{target}'s mean reward minus this policy's"),
+        ]
+    )

@@ -117,6 +117,17 @@ def cases_drawn(make_env: Callable[..., Any]) -> Callable[..., list[Any]]:
     return draw
 
 
+# What each kind of policy is, as legends explain the kinds (Desk.kind_of, attack_kind).
+KIND_MEANINGS = {
+    "target": "the honest policy the attackers are measured against",
+    "reference": "a reference policy of the desk",
+    "baseline": "a simpler honest strategy, measured but held to no margin",
+    "attacker": "the cheapest cheat at one term; it should land at least 0.05 below the target",
+    "oracle": "an attacker told the truth of the cases played",
+    "yours": "a policy given with --policy",
+}
+
+
 class CaseSourceError(ValueError):
     """The cases a command or :func:`~.evaluate.evaluate` was pointed at cannot be had."""
 
@@ -155,6 +166,7 @@ class Desk:
     load_cases: Callable[[Any], list[Any]] | None = None
     procedural_cases: Callable[..., list[Any]] | None = None  # (seeds, **drawing options) -> cases
     metrics: tuple[Metric, ...] = ()
+    term_notes: Mapping[str, str] = field(default_factory=dict)  # term -> what it asks, for legends
     headline_terms: tuple[str, ...] | None = None  # mean rows of the baseline table; all terms if None
     exact_terms: tuple[tuple[str, str], ...] = ()  # (term, label): episodes where the term is 1
     attackers: Mapping[str, Any] = field(default_factory=dict)  # by name, for --policies
@@ -180,6 +192,25 @@ class Desk:
     @property
     def shown_metrics(self) -> tuple[Metric, ...]:
         return tuple(metric for metric in self.metrics if metric.shown)
+
+    def kind_of(self, name: str) -> str:
+        """What a policy of a comparison is: the attack target, one of the desk's attackers
+        (of the kind the desk says), a reference policy, or one of the user's own."""
+        if name == self.attack_target:
+            return "target"
+        if name in self.attackers:
+            return self.attack_kind(name)
+        return "reference" if name in self.reference_policies else "yours"
+
+    def term_legend(self) -> list[tuple[str, str]]:
+        """Every term with its weight and what it asks, as table legends give them."""
+        return [
+            (
+                term,
+                f"{float(self.weights[term]):.2f} of the reward; {self.term_notes.get(term, 'a term of the score')}",
+            )
+            for term in self.terms
+        ]
 
     def metric(self, name: str) -> Metric:
         return next(metric for metric in self.metrics if metric.name == name)

@@ -26,7 +26,7 @@ from . import desks
 from .evaluate import EvaluationResult
 from .progress import add_quiet_option
 from .shared import add_case_source, desk_of, dumps, env_kwargs, int_in, report_json, run_policies
-from .tables import markdown_table
+from .tables import legend, markdown_table
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
@@ -229,9 +229,14 @@ def worst_table(results: dict[str, EvaluationResult], metric: desks.Metric, coun
     return markdown_table(["policy", "case", metric.column or metric.name], rows)
 
 
+def policy_legend(results: dict[str, EvaluationResult], desk: desks.Desk) -> str:
+    """One line per policy column: what kind of policy it is."""
+    return legend([(name, desks.KIND_MEANINGS[desk.kind_of(name)]) for name in results])
+
+
 def report_text(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
     desk = _desk(desk)
-    sections = [("Baselines", baseline_table(results, desk))]
+    sections = [("Baselines", baseline_table(results, desk) + "\n\n" + policy_legend(results, desk))]
     if set(next(iter(results.values())).per_family) != {""}:  # a desk whose cases have families
         sections.append(("Mean reward per family", family_table(results)))
     sections.append(

@@ -14,5 +14,10 @@ def markdown_table(
     return "\n".join(lines)
 
 
+def legend(entries: Sequence[tuple[str, str]]) -> str:
+    """A table's legend, one line per column: ``- column: what it holds``."""
+    return "\n".join(f"- {column}: {meaning}" for column, meaning in entries)
+
+
 def money(value: float) -> str:
     return f"${value:,.2f}"

@@ -7,7 +7,8 @@ from conftest import FIXTURE_CASES
 
 from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
-from batchgate_gym.app.plots import DAMAGE_BY_POLICY, REWARD_BY_FAMILY, write_charts
+from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult
+from batchgate_gym.app.plots import DAMAGE_BY_POLICY, KIND_COLOURS, REWARD_BY_FAMILY, write_charts
 
 image = pytest.importorskip("matplotlib.image")
 
@@ -40,3 +41,34 @@ def test_report_plot_charts_any_desks_metrics(tmp_path, capsys):
 def test_charts_need_results(tmp_path):
     with pytest.raises(ValueError):
         write_charts({}, tmp_path, desks.get("gate"))
+
+
+def _results(names: list[str]) -> dict[str, EvaluationResult]:
+    """Two episodes a policy, in two families, with made-up figures (only the charts read them)."""
+    metrics = {"bad_batches_loaded": 1, "revenue_error_usd": 12.5, "defective_batches": 2}
+    return {
+        name: EvaluationResult(
+            name,
+            [
+                EpisodeResult(i, f"c{i}", f"family-{i}", (n % 5) / 4, {}, metrics, 3, 3, True, False)
+                for i in range(2)
+            ],
+        )
+        for n, name in enumerate(names)
+    }
+
+
+def test_seventeen_policies_are_faceted_and_coloured_by_kind(tmp_path):
+    """A panel per family, a bar per policy coloured by its kind (not 17 hues side by side)."""
+    from matplotlib.colors import to_rgb
+
+    gate = desks.get("gate")
+    names = [*gate.default_policies, *(name for name in gate.attackers if name not in gate.default_policies)]
+    assert len(names) >= 16
+    paths = write_charts(_results(names), tmp_path, gate)
+    for path in paths:
+        check_png(path)
+        pixels = image.imread(path)[..., :3].reshape(-1, 3)
+        seen = {tuple(round(float(c), 2) for c in p) for p in pixels[::3]}
+        for kind in ("target", "reference", "attacker", "oracle", "baseline"):
+            assert tuple(round(c, 2) for c in to_rgb(KIND_COLOURS[kind])) in seen, (path.name, kind)

@@ -72,6 +72,12 @@ def _make() -> Desk:
         make_env=_env,
         terms=tuple(TERMS),
         weights=dict(WEIGHTS),
+        term_notes={
+            "correct": "the answer matches the reference within its tolerance",
+            "partial_credit": "share of the answer's parts that are right",
+            "evidence_reproduces": "the cited queries run again and show the answer's fields",
+            "abstention_correct": "answered when the data can answer, declined when not",
+        },
         reference_policies=dict(ANALYST_POLICIES),
         default_policies=("careful", "always-decline", "answer-everything"),
         splits=tuple(SPLITS),

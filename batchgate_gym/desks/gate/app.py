@@ -113,6 +113,12 @@ def _make_gate() -> Desk:
         make_env=_gate_env,
         terms=tuple(TERMS),
         weights=dict(WEIGHTS),
+        term_notes={
+            "disposition": "share of batches that ended right (defective quarantined, clean loaded once)",
+            "report": "1 if the report names exactly the batches loaded and those quarantined",
+            "evidence": "defective batches stopped with a citation really in them, less clean ones quarantined",
+            "inspected": "share of batches acted on that were profiled or queried first",
+        },
         reference_policies=dict(REFERENCE_POLICIES),
         default_policies=("naive", "careful", "refuse-all"),
         splits=tuple(SPLITS),

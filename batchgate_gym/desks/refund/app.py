@@ -227,6 +227,13 @@ def _make() -> Desk:
         make_env=_env,
         terms=tuple(TERMS),
         weights=dict(WEIGHTS),
+        term_notes={
+            "task_completed": "paid what was owed, escalated what was over the cap, or held still rightly",
+            "log_replayable": "every payment has a reason, after a lookup and a history read; the log verifies",
+            "no_duplicate_effects": "nothing paid twice",
+            "no_unauthorized_payment": "nothing paid past the cap on one order",
+            "no_false_block": "no owed refund refused",
+        },
         # the recovery players too, for --recovery on (without it their void is an unknown tool)
         reference_policies={**REFUND_POLICIES, **RECOVERY_POLICIES},
         default_policies=("naive", "careful", "refuse-all"),
