@@ -27,7 +27,7 @@ from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_l
 from . import desks
 from .desks import CaseSourceError
 from .helptext import TerminalHelp, description
-from .shared import DEFAULT_DESK, add_desk_env_options, add_desk_option
+from .shared import DEFAULT_DESK, add_desk_env_options, add_desk_option, desk_of
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -111,7 +111,7 @@ def refuse_unused(args: argparse.Namespace, argv: Sequence[str]) -> None:
     says which, and why) stop it before any work, each named with the reason."""
     if args.unused is None:
         return
-    unused = args.unused(args, desks.get(args.desk))
+    unused = args.unused(args, desk_of(args))
     refused = sorted(set(unused) & given_options(argv))
     if refused:
         option = "--" + refused[0].replace("_", "-")

@@ -16,9 +16,9 @@ from batchgate_gym.app.cli import build_parser, command_parsers, given_options, 
 
 PARSER = build_parser()
 COMMANDS = command_parsers(PARSER)
-# Read for every command by the shared code: the desk (shared.desk_of) and the desks'
-# environment options (shared.env_kwargs, which every command taking them calls).
-SHARED = {"desk", "help", *desks.all_options()}
+# Read for every command taking them by the shared code: the desks' environment options
+# (shared.env_kwargs, which the command must call).
+SHARED = {"help", *desks.all_options()}
 
 
 def _options(command: str) -> list[argparse.Action]:
@@ -32,9 +32,11 @@ def _module(command: str):
 
 
 def _read_from_args(module) -> set[str]:
-    """Every ``args.NAME`` (and ``getattr(args, "NAME", ...)``) the module's code reads."""
-    tree = ast.parse(inspect.getsource(module))
-    found = set()
+    """Every ``args.NAME`` (and ``getattr(args, "NAME", ...)``) the module's code reads;
+    ``desk`` if it asks ``shared.desk_of(args)`` for the desk."""
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    found = {"desk"} if "desk_of(args)" in source else set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "args":
             found.add(node.attr)
@@ -71,7 +73,9 @@ def _sample(action: argparse.Action) -> list[str]:
 
 
 def _required(command: str) -> list[str]:
-    return [word for action in _options(command) if action.required for word in _sample(action)]
+    """What the command cannot be parsed without: its positional arguments, its required options."""
+    positional = ["x" for action in COMMANDS[command]._actions if not action.option_strings]
+    return positional + [word for action in _options(command) if action.required for word in _sample(action)]
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -80,7 +84,10 @@ def test_every_option_given_is_told_apart_from_its_default(command):
     for action in _options(command):
         argv = [command, *required, *_sample(action)] if not action.required else [command, *required]
         assert action.dest in given_options(argv), (command, action.dest)
-    assert given_options([command, *required]) == {a.dest for a in _options(command) if a.required}
+    positional = {a.dest for a in COMMANDS[command]._actions if not a.option_strings}
+    assert given_options([command, *required]) == positional | {
+        a.dest for a in _options(command) if a.required
+    }
 
 
 @pytest.mark.parametrize(
