@@ -136,7 +136,7 @@ def damage_by_policy(results: Mapping[str, EvaluationResult], path: Path, desk: 
     figure, panels = plt.subplots(
         rows,
         columns,
-        figsize=(3.8 * columns + 1.8, max(2.2, 0.3 * len(names) + 1.0) * rows),
+        figsize=(3.8 * columns + 1.8, max(3.0, 0.3 * len(names) + 1.0) * rows),
         sharey=True,
         squeeze=False,
         layout="constrained",
