@@ -4,7 +4,9 @@ No model is run. Each player is a reference policy served by ``batchgate serve``
 server (:mod:`batchgate_gym.llm.server`) on a free port of 127.0.0.1 and played by
 ``batchgate run-model``'s runner (the official ``openai`` client), exactly as a
 model behind an API would be; the last one meets injected transport faults and
-model mistakes. The result files go to ``benchmarks/results/llm/`` (replaced), and
+model mistakes (a stall is held back an hour against a 10-second client timeout, so
+the faults table depends on the seeded schedule alone, not on the clock). The
+result files go to ``benchmarks/results/llm/`` (replaced), and
 ``batchgate report --results`` over them prints that table, re-grading
 every row from its log.
 
@@ -26,6 +28,12 @@ from typing import Any
 from batchgate_gym.llm.runner import RunConfig, run_rollouts
 from batchgate_gym.llm.server import ServerSettings, serve_in_thread
 
+# A stalled answer is held back far longer than the client waits, and an answer that is not
+# stalled comes back in milliseconds, far within it: which requests time out is decided by the
+# fault schedule (seeded), never by how busy the machine is.
+TIMEOUT_S = 10.0
+STALL_S = 3600.0
+
 # (file and model name, policy served, server settings, runner settings)
 PLAYERS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     ("scripted-careful", "careful", {}, {}),
@@ -33,8 +41,8 @@ PLAYERS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     (
         "scripted-careful-faults",
         "careful",
-        {"faults": 0.2, "model_errors": 0.1, "seed": 1, "stall": 3.0, "retry_after": 0.05},
-        {"timeout": 1.0, "max_retries": 1, "backoff": 0.05},
+        {"faults": 0.2, "model_errors": 0.1, "seed": 1, "stall": STALL_S, "retry_after": 0.05},
+        {"timeout": TIMEOUT_S, "max_retries": 1, "backoff": 0.05},
     ),
 ]
 # The other desks: careful and the reference player it is most often compared with.

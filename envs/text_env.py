@@ -254,6 +254,23 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
                 self._transcript.append(ansi_ending(info["score"], ledger))
         return outcome.observation, reward, outcome.terminated, outcome.truncated, info
 
+    def end_unfinished(self, reason: str) -> dict[str, Any]:
+        """End the episode now, from outside it, and score it as the turn limit would.
+
+        For a player that can go no further (a model whose context is full): the log
+        is sealed with ``reason`` and the desk scores the world as it stands, what it
+        pays any unfinished episode. Returns the last ``info`` (case fields, ``score``,
+        the log's fields), as a last step would.
+        """
+        if self.episode is None or self.case is None:
+            raise RuntimeError("call reset() before ending an episode")
+        if self.episode.over:
+            raise RuntimeError("the episode is already over")
+        self.episode.over = True
+        self.world.ledger.seal(reason)
+        score = self.adapter.score(self.world).as_dict()
+        return final_info(self.adapter.case_info(self.case), score, self.world.ledger)
+
     def export_log(self) -> list[dict[str, Any]]:
         """The episode's hash-chained log as plain dicts (for replay and audit), its chain
         recomputed on the way out (:meth:`Ledger.export`)."""

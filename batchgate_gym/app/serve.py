@@ -7,8 +7,10 @@ model name and any API key are accepted. ``--faults P`` makes a share P of
 requests fail in transport (429 with Retry-After, 500, an answer held back
 ``--stall`` seconds, a body that is not JSON); ``--model-errors P`` makes a share
 P of turns a model's mistake (an unknown tool, arguments that are not JSON). Both
-are drawn from ``--seed``, so a run is reproducible. See
-:mod:`batchgate_gym.llm.server`.
+are drawn from ``--seed``, so a run is reproducible. ``--context-window TOKENS``
+refuses longer requests as a model with a full context does. It honours
+``stream``, ``n`` and ``max_tokens`` as a real server does. A port already taken
+ends it with one line and exit status 1. See :mod:`batchgate_gym.llm.server`.
 """
 
 from __future__ import annotations
@@ -34,10 +36,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retry-after", type=float, default=1.0, help="seconds a 429 asks the client to wait"
     )
+    parser.add_argument(
+        "--context-window",
+        type=int_in(1),
+        default=None,
+        metavar="TOKENS",
+        help="refuse a longer request (estimated tokens) with 400 context_length_exceeded, as a full model",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from batchgate_gym.llm.server import ServerSettings, serve_forever
+    from batchgate_gym.llm.server import PortBusy, ServerSettings, serve_forever
 
     desk = desk_of(args)
     try:
@@ -50,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
             stall=args.stall,
             retry_after=args.retry_after,
             delay=args.delay,
+            context_window=args.context_window,
         )
         serve_forever(settings, args.port, announce=lambda text: print(text, file=sys.stderr, flush=True))
-    except ValueError as exc:
-        raise SystemExit(f"batchgate serve: {exc}") from exc
+    except (ValueError, PortBusy) as exc:
+        raise SystemExit(f"batchgate serve: {exc}") from None
+    except KeyboardInterrupt:
+        print("batchgate serve: stopped", file=sys.stderr)
     return 0

@@ -11,13 +11,27 @@ killed while writing) is left out, as the next run of ``run-model`` drops it.
 Per model, the summary takes each (case, rollout) once (a scored row over an infra
 error, else the last row), averages the scored rollouts of each case, and then
 the cases: a case with no scored rollout has no mean and is counted apart. Infra
-errors are counted, never scored. ``timing`` is never read.
+errors are counted, never scored; rollouts cut short by the service (context
+overflow, an answer cut at ``max_tokens``) are scored as unfinished and counted
+in every mean, and apart as ``truncated``.
+
+Beside the mean, as a paper's table gives it: a 95% interval (a percentile
+bootstrap over cases, :data:`BOOTSTRAP_RESAMPLES` resamples from a fixed seed, so
+the same files always give the same interval), pass@k and pass^k for k = 1..r (a
+pass is a perfect rollout, every term 1; pass@k is the chance that at least one
+of k rollouts drawn from a case's r passes, pass^k that all k do, each the
+unbiased estimate from the case's counts, averaged over cases), tokens in and
+out per rollout, and latency percentiles (``timing``: reported, never scored).
+Several models are compared over the cases every one of them has scored; the
+cases left out are named (:func:`common_cases`).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import math
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -28,6 +42,9 @@ from batchgate_gym.kernel.ledger import LogIntegrityError
 
 Desk = Any  # batchgate_gym.app.desks.Desk: the registry is wiring, imported only when results are read
 
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+CUT_SHORT = frozenset({"context_overflow", "length", "rejected"})  # runner.CUT_SHORT, without the client
 REWARD_BINS = ((1.0, 1.01, "1.0"), (0.75, 1.0, "0.75 to <1"), (0.5, 0.75, "0.5 to <0.75"), (0.25, 0.5, "0.25 to <0.5"), (0.0, 0.25, "0 to <0.25"))  # fmt: skip
 
 
@@ -85,6 +102,15 @@ class Rollout:
     error: dict[str, Any] | None
     where: str
     case_index: int = 0
+    ended: str = "finished"  # how a scored rollout ended (runner.ENDINGS); "infra" for an error
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float | None = None  # wall clock: reported, never scored
+
+    @property
+    def perfect(self) -> bool:
+        """Scored, with every term 1."""
+        return self.episode is not None and all(value == 1.0 for value in self.episode["terms"].values())
 
 
 @dataclass
@@ -178,6 +204,7 @@ def load_results(paths: Iterable[Path | str], desk_name: str = "gate") -> dict[s
             else:
                 raise ResultsError(f"{where}: 'error' is null or an infra error, not {error!r}")
             rollout.case_index = int(row.get("case_index") or 0)
+            _read_extras(rollout, row)
             runs = chosen.setdefault(str(row["model"]), {})
             key = (rollout.case_id, rollout.rollout)
             if key not in runs or rollout.episode is not None or runs[key].episode is None:
@@ -186,6 +213,17 @@ def load_results(paths: Iterable[Path | str], desk_name: str = "gate") -> dict[s
         model: ModelResults(model, sorted(runs.values(), key=lambda r: (r.case_index, r.case_id, r.rollout)))
         for model, runs in chosen.items()
     }
+
+
+def _read_extras(rollout: Rollout, row: Mapping[str, Any]) -> None:
+    """How the rollout ended, its tokens and its latency (rows of older runs lack some)."""
+    usage: Mapping[str, Any] = row["usage"] if isinstance(row.get("usage"), Mapping) else {}
+    timing: Mapping[str, Any] = row["timing"] if isinstance(row.get("timing"), Mapping) else {}
+    rollout.ended = str(row.get("ended") or ("finished" if rollout.episode is not None else "infra"))
+    rollout.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    rollout.completion_tokens = int(usage.get("completion_tokens") or 0)
+    latency = timing.get("latency_s")
+    rollout.latency_s = float(latency) if isinstance(latency, int | float) else None
 
 
 # -- the summary ---------------------------------------------------------------
@@ -217,16 +255,74 @@ def _case_means(results: ModelResults, desk: Desk) -> dict[str, dict[str, Any]]:
                 values = [exact(e["metrics"][metric.name]) for e in scored]
                 entry[metric.name] = round(float(_mean(values)), 2 if metric.money else 4)
             entry["perfect"] = sum(1 for e in scored if e["reward"] == 1.0)
+            entry["passes"] = sum(1 for r in group if r.perfect)
         out[case_id] = entry
     return out
 
 
-def summarize(results: ModelResults, desk_name: str = "gate") -> dict[str, Any]:
-    """One model's figures, as ``batchgate report --results --json`` prints them."""
+def bootstrap_ci95(values: Sequence[float], seed: int = BOOTSTRAP_SEED) -> list[float] | None:
+    """A 95% percentile-bootstrap interval of the mean of ``values`` (resampled from a fixed seed)."""
+    if not values:
+        return None
+    draw = random.Random(seed)
+    size = len(values)
+    means = sorted(sum(draw.choices(values, k=size)) / size for _ in range(BOOTSTRAP_RESAMPLES))
+    low = means[int(0.025 * BOOTSTRAP_RESAMPLES)]
+    high = means[min(BOOTSTRAP_RESAMPLES - 1, int(0.975 * BOOTSTRAP_RESAMPLES))]
+    return [round(low, 4), round(high, 4)]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that at least one of k rollouts drawn (without replacement) from n, c of them passes, passes."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The chance that all k rollouts drawn (without replacement) from n, c of them passes, pass."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _percentile(values: Sequence[float], share: float) -> float | None:
+    """The nearest-rank percentile (no interpolation), or None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(share * len(ordered)) - 1)], 3)
+
+
+def common_cases(results: Mapping[str, ModelResults]) -> tuple[list[str], dict[str, list[str]]]:
+    """The cases every model has scored (in the first model's order), and per model the cases it
+    did not score that another did (what the comparison leaves out)."""
+    scored = {model: {r.case_id for r in found.scored} for model, found in results.items()}
+    every = set.intersection(*scored.values()) if scored else set()
+    some = set.union(*scored.values()) if scored else set()
+    first = next(iter(results.values()), None)
+    order = list(dict.fromkeys(r.case_id for r in first.rollouts)) if first else []
+    shared = [case_id for case_id in order if case_id in every]
+    missing = {model: sorted(some - ids) for model, ids in scored.items() if some - ids}
+    return shared, missing
+
+
+def summarize(
+    results: ModelResults, desk_name: str = "gate", cases: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """One model's figures, as ``batchgate report --results --json`` prints them.
+
+    ``cases``, when given, are the cases the headline figures (the means, the
+    interval, pass@k and pass^k, the means per family) are taken over: those every
+    compared model has scored. Counts, metrics, tokens and latency cover every
+    scored rollout.
+    """
     desk = _desk(desk_name)
     per_case = _case_means(results, desk)
     graded = {case_id: entry for case_id, entry in per_case.items() if entry["scored"]}
-    scored = [r.episode for r in results.scored if r.episode is not None]
+    compared = (
+        graded if cases is None else {case_id: graded[case_id] for case_id in cases if case_id in graded}
+    )
+    played = results.scored
+    scored = [r.episode for r in played if r.episode is not None]
     headline = desk.terms if desk.headline_terms is None else desk.headline_terms
 
     def case_mean(name: str, entries: Iterable[Mapping[str, Any]]) -> float | None:
@@ -235,22 +331,36 @@ def summarize(results: ModelResults, desk_name: str = "gate") -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "rollouts": len(results.rollouts),
-        "scored": len(scored),
+        "scored": len(results.scored),
+        "truncated": sum(1 for r in results.scored if r.ended in CUT_SHORT),
         "infra_errors": results.infra_errors,
         "cases": len(per_case),
         "cases_scored": len(graded),
-        "mean_reward": case_mean("reward", graded.values()),
+        "common_cases": len(compared),
+        "mean_reward": case_mean("reward", compared.values()),
+        "ci95": bootstrap_ci95([float(entry["reward"]) for entry in compared.values()]),
     }
     for term in headline:
-        out[f"mean_{term}"] = case_mean(term, graded.values())
+        out[f"mean_{term}"] = case_mean(term, compared.values())
+    out.update(_passes(compared))
     out["perfect"] = sum(1 for e in scored if e["reward"] == 1.0)
     for metric in desk.metrics:
         values = [e["metrics"][metric.name] for e in scored]
         out[metric.name] = (
             round(sum(round(v * 100) for v in values) / 100, 2) if metric.money else sum(values)
         )
+    out["tokens"] = {
+        "prompt_per_rollout": round(sum(r.prompt_tokens for r in played) / len(played), 1)
+        if played
+        else None,
+        "completion_per_rollout": round(sum(r.completion_tokens for r in played) / len(played), 1)
+        if played
+        else None,
+    }
+    latencies = [r.latency_s for r in played if r.latency_s is not None]
+    out["latency_s"] = {"p50": _percentile(latencies, 0.5), "p95": _percentile(latencies, 0.95)}
     families: dict[str, list[Mapping[str, Any]]] = {}
-    for entry in graded.values():
+    for entry in compared.values():
         families.setdefault(entry["family"], []).append(entry)
     out["per_family"] = {family: case_mean("reward", entries) for family, entries in families.items()}
     out["reward_distribution"] = {
@@ -260,8 +370,32 @@ def summarize(results: ModelResults, desk_name: str = "gate") -> dict[str, Any]:
     return out
 
 
+def _passes(compared: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """pass@k and pass^k for k = 1..r (r: the fewest scored rollouts of a compared case)."""
+    if not compared:
+        return {"pass_at_k": {}, "pass_hat_k": {}}
+    r = min(entry["scored"] for entry in compared.values())
+    at, hat = {}, {}
+    for k in range(1, r + 1):
+        at[str(k)] = round(_average(pass_at_k(e["scored"], e["passes"], k) for e in compared.values()), 4)
+        hat[str(k)] = round(_average(pass_hat_k(e["scored"], e["passes"], k) for e in compared.values()), 4)
+    return {"pass_at_k": at, "pass_hat_k": hat}
+
+
+def _average(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items)
+
+
 def report_json(results: Mapping[str, ModelResults], desk_name: str = "gate") -> dict[str, Any]:
-    return {"policies": {model: summarize(r, desk_name) for model, r in results.items()}}
+    shared, left = common_cases(results)
+    cases = shared if len(results) > 1 else None
+    out: dict[str, Any] = {
+        "policies": {model: summarize(r, desk_name, cases) for model, r in results.items()}
+    }
+    if left and len(results) > 1:
+        out["left_out"] = left
+    return out
 
 
 def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") -> str:
@@ -269,22 +403,36 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
     from batchgate_gym.app.tables import markdown_table, money
 
     desk = _desk(desk_name)
-    summaries = {model: summarize(r, desk_name) for model, r in results.items()}
+    report = report_json(results, desk_name)
+    summaries = report["policies"]
     names = list(summaries)
     headline = desk.terms if desk.headline_terms is None else desk.headline_terms
 
     def cell(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.4f}"
 
+    def interval(value: list[float] | None) -> str:
+        return "n/a" if value is None else f"{value[0]:.4f} to {value[1]:.4f}"
+
     rows = [
-        ["mean reward (per case, over scored rollouts)", *(cell(summaries[n]["mean_reward"]) for n in names)]
+        ["mean reward (per case, over scored rollouts)", *(cell(summaries[n]["mean_reward"]) for n in names)],
+        ["95% interval (bootstrap over cases)", *(interval(summaries[n]["ci95"]) for n in names)],
     ]
     rows += [[f"mean {term}", *(cell(summaries[n][f"mean_{term}"]) for n in names)] for term in headline]
+    depth = max((len(summaries[n]["pass_at_k"]) for n in names), default=0)
+    for k in map(str, range(1, depth + 1)):
+        rows.append([f"pass@{k}", *(cell(summaries[n]["pass_at_k"].get(k)) for n in names)])
+    for k in map(str, range(2, depth + 1)):
+        rows.append([f"pass^{k}", *(cell(summaries[n]["pass_hat_k"].get(k)) for n in names)])
     rows.append(
         ["perfect rollouts", *(f"{summaries[n]['perfect']} / {summaries[n]['scored']}" for n in names)]
     )
     for metric in desk.shown_metrics:
-        label = (metric.row or metric.name).format(cases=f"{summaries[names[0]]['cases']}") if names else ""
+        label = (
+            (metric.row or metric.name).format(cases=f"{summaries[names[0]]['common_cases']}")
+            if names
+            else ""
+        )
         if metric.money:
             label = f"{metric.phrase or metric.name}, all scored rollouts"
             cells = [money(summaries[n][metric.name]) for n in names]
@@ -293,11 +441,16 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
         else:
             cells = [str(summaries[n][metric.name]) for n in names]
         rows.append([label, *cells])
-    rows.append(
-        ["rollouts scored", *(f"{summaries[n]['scored']} / {summaries[n]['rollouts']}" for n in names)]
-    )
-    rows.append(["infra errors (not scored)", *(str(summaries[n]["infra_errors"]) for n in names)])
-    sections = [("Models", markdown_table(["", *names], rows))]
+    rows += [
+        ["rollouts scored", *(f"{summaries[n]['scored']} / {summaries[n]['rollouts']}" for n in names)],
+        ["of which cut short (scored as unfinished)", *(str(summaries[n]["truncated"]) for n in names)],
+        ["infra errors (not scored)", *(str(summaries[n]["infra_errors"]) for n in names)],
+        ["tokens in / out per rollout", *(_tokens(summaries[n]["tokens"]) for n in names)],
+        ["latency p50 / p95 (s, wall clock)", *(_latency(summaries[n]["latency_s"]) for n in names)],
+    ]
+    table = markdown_table(["", *names], rows)
+    compared = _compared_line(report, names)
+    sections = [("Models", f"{compared}\n\n{table}" if compared else table)]
     families = list(dict.fromkeys(f for n in names for f in summaries[n]["per_family"]))
     if families != [""]:
         family_rows = [
@@ -312,12 +465,43 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
     return "\n\n".join(f"### {title}\n\n{table}" for title, table in sections)
 
 
+def _tokens(tokens: Mapping[str, Any]) -> str:
+    prompt, completion = tokens["prompt_per_rollout"], tokens["completion_per_rollout"]
+    return "n/a" if prompt is None else f"{prompt:,.0f} / {completion:,.0f}"
+
+
+def _latency(latency: Mapping[str, Any]) -> str:
+    return "n/a" if latency["p50"] is None else f"{latency['p50']:.2f} / {latency['p95']:.2f}"
+
+
+def _compared_line(report: Mapping[str, Any], names: Sequence[str]) -> str:
+    """Over which cases the models are compared, naming the cases some of them could not score."""
+    if len(names) < 2:
+        return ""
+    summaries = report["policies"]
+    common = summaries[names[0]]["common_cases"]
+    left = report.get("left_out") or {}
+    if not left:
+        return f"Means, intervals, pass@k and pass^k are over the {common} cases every model scored."
+    parts = [
+        f"{len(ids)} without a scored rollout of {model} ({', '.join(ids)})" for model, ids in left.items()
+    ]
+    return (
+        f"Means, intervals, pass@k and pass^k are over the {common} cases every model scored;"
+        f" left out: {'; '.join(parts)}."
+    )
+
+
 __all__ = [
     "ModelResults",
     "ResultsError",
     "Rollout",
+    "bootstrap_ci95",
+    "common_cases",
     "desk_tools",
     "load_results",
+    "pass_at_k",
+    "pass_hat_k",
     "read_rows",
     "regrade",
     "report_json",

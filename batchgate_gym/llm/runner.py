@@ -1,34 +1,60 @@
 """Rollouts of a desk played by a model behind a chat-completions API.
 
-:func:`run_rollouts` plays ``rollouts`` episodes of each of the first ``n`` cases
-of a split (or case file) through :class:`~.chat.ChatEpisode`, asking the model
-with the official ``openai`` client (``AsyncOpenAI``) at ``base_url``. At most
-``concurrency`` rollouts are in flight (an ``asyncio.Semaphore``). The client's own
-retries are off: this module retries, and counts, each failed request with
-exponential backoff (``backoff * 2**k`` seconds, at most ``max_backoff``; a 429's
-``retry-after-ms`` or ``Retry-After`` when it asks for longer) after a 429, a 5xx,
-a 408 or 409, a timeout, a lost connection, or a body that is not a valid
-chat-completions response. After ``max_retries`` retries the rollout ends there.
+:func:`run_rollouts` plays ``rollouts`` episodes of each selected case of a split
+(or case file) through :class:`~.chat.ChatEpisode`, asking the model with the
+official ``openai`` client (``AsyncOpenAI``) at ``base_url``. At most
+``concurrency`` rollouts are in flight (an ``asyncio.Semaphore``).
+
+How a request can fail, and what that does to the rollout (:func:`classify`):
+
+* **Transport faults** (a lost connection, a timeout, 408, 409, 429, a 5xx, a 200
+  whose body is not a chat completion) are the service's, not the model's. The
+  client's own retries are off: this module retries, and counts, each such request
+  with exponential backoff (``backoff * 2**k`` seconds, at most ``max_backoff``; a
+  429's ``retry-after-ms`` or ``Retry-After`` when it asks for longer). After
+  ``max_retries`` retries the rollout is written with ``"error": {"kind": "infra",
+  ...}`` and no score: it says nothing about the model and is never scored 0.
+* **A refusal of the rollout's own content** (a 400, 413 or 422 saying the prompt
+  or context is too long; a later turn's 400 of any other kind) and an answer cut
+  at ``max_tokens`` (``finish_reason: "length"``) with no complete tool call end
+  the rollout there, unfinished: the environment scores it as the turn limit would
+  (what the desk pays an unfinished episode), and the row says why in ``ended``
+  (``"context_overflow"``, ``"length"``, ``"rejected"``). Such a rollout is scored
+  and counted in every mean: dropping it would flatter a model that rambles past
+  its context.
+* **A run that cannot work** (401, 403, 404, a model the server does not know, the
+  first turn's request refused, an HTML page or a server-sent-event body where a
+  JSON completion was asked for, a server that cannot be reached at all) stops the
+  whole run at once with :class:`RunStopped`, one line naming the cause and the
+  fix. The run's very first request goes out alone, before any other rollout
+  starts, so a run doomed from the start writes no row.
+* A model's own mistakes (an unknown tool, arguments that are not JSON, prose
+  instead of a call) reach the environment, which refuses and logs them like any
+  bad action: those rollouts are scored.
 
 Each rollout is one JSONL row, appended (and flushed) as soon as it finishes, in
-any order (see :data:`ROW_FIELDS`). A rollout that ended because the service
-failed is written with ``"error": {"kind": "infra", ...}`` and no score: it says
-nothing about the model and is never scored 0. A model's own mistakes (an
-unknown tool, arguments that are not JSON, prose instead of a call) reach the
-environment, which refuses and logs them like any bad action: those rollouts are
-scored. ``timing`` (wall-clock latency) is the only field that is not a function
-of the conversation; reports never read it.
+any order (see :data:`ROW_FIELDS`). ``timing`` (wall-clock latency) is the only
+field that is not a function of the conversation; reports summarise it apart and
+never score it.
 
-Resumable: a run first reads its out file and skips every (case, rollout) it
-already holds for this desk and model; a last line cut short by a killed run is
-dropped before anything is appended. ``retry_infra=True`` also plays again the
-rollouts whose only rows are infra errors.
+Resumable, and only under the same settings: every setting that changes an
+episode or a request (:func:`run_settings`: desk, mode, desk options, model, the
+server's host, sampling, system prompt, header names) is hashed into the rows'
+``settings_key`` and written, with versions, times and counts, to
+``OUT.meta.json`` beside the results. A run first reads its out file and skips
+every (case, rollout) it already holds under the same key; a file written under
+other settings is refused (:class:`SettingsMismatch`, naming what differs). A last
+line cut short by a killed run is dropped before anything is appended.
+``retry_infra=True`` also plays again the rollouts whose only rows are infra errors.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import random
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +63,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .chat import ChatEpisode, ChatSettings
-from .results import desk_tools, read_rows, trim_partial_line
+from .results import read_rows, trim_partial_line
 
 ROW_FIELDS = (
     "desk",  # the desk played
@@ -45,10 +71,13 @@ ROW_FIELDS = (
     "case_index",  # its place there
     "case_id",
     "family",
-    "rollout",  # 0 .. rollouts-1; also the request's seed
+    "rollout",  # 0 .. rollouts-1; the request's seed is --seed plus this
     "model",
     "mode",  # tools or text
+    "settings_key",  # the hash of the run's settings (see OUT.meta.json)
+    "system_prompt",  # None, or the sha256 of the system message that replaced the brief
     "messages",  # the whole conversation
+    "ended",  # finished, turn_limit, context_overflow, length, rejected, or infra
     "score",  # the environment's final score (reward, terms, metrics), or None
     "info_metrics",  # metrics the desk reads from the final info rather than the score
     "log",  # the exported log
@@ -60,6 +89,10 @@ ROW_FIELDS = (
     "timing",  # wall-clock seconds: never used for scores
     "error",  # None, or {"kind": "infra", "class", "message", "attempts"}
 )
+
+# How a scored rollout ended: by the episode itself, or cut short by the model's service.
+ENDINGS = ("finished", "turn_limit", "context_overflow", "length", "rejected")
+CUT_SHORT = frozenset({"context_overflow", "length", "rejected"})
 
 
 @dataclass(frozen=True)
@@ -74,6 +107,9 @@ class RunConfig:
     split: str | None = None
     cases: str | None = None
     n: int | None = None
+    case_ids: tuple[str, ...] = ()  # exactly these cases, in this order
+    sample: int | None = None  # a random subset of this many cases, drawn with sample_seed
+    sample_seed: int = 0
     rollouts: int = 1
     concurrency: int = 8
     mode: str = "tools"
@@ -84,6 +120,15 @@ class RunConfig:
     retry_infra: bool = False
     limit: int | None = None  # play at most this many rollouts this run (the rest on a rerun)
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)  # the desk's options (rules=...)
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int = 0  # the request seed of rollout r is seed + r
+    sampling_args: Mapping[str, Any] = field(default_factory=dict)  # merged into each request body
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent with each request
+    system_prompt: str | None = None  # replaces the system message (the brief)
+    stream: bool = False  # read each answer as server-sent events
+    api_key_env: str = "the API key's variable"  # named in the message of a refused key
 
     def __post_init__(self) -> None:
         if self.mode not in ("tools", "text"):
@@ -91,9 +136,13 @@ class RunConfig:
         for name in ("rollouts", "concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} is at least 1")
-        for name in ("n", "limit"):
+        for name in ("n", "limit", "sample", "max_tokens"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} is at least 1 when given")
+        if self.case_ids and (self.n is not None or self.sample is not None):
+            raise ValueError("case_ids picks the cases itself: give it without n or sample")
+        if self.n is not None and self.sample is not None:
+            raise ValueError("give n (the first N cases) or sample (N drawn at random), not both")
         address = urlsplit(self.base_url)
         if address.scheme not in ("http", "https") or not address.netloc:
             # Checked here: a malformed address would otherwise fail every request, and each
@@ -103,19 +152,46 @@ class RunConfig:
             )
         if self.max_retries < 0 or self.timeout <= 0 or self.backoff < 0:
             raise ValueError("max_retries >= 0, timeout > 0 and backoff >= 0")
+        reserved = sorted(set(self.sampling_args) & REQUEST_FIELDS)
+        if reserved:
+            raise ValueError(
+                f"sampling_args may not set {', '.join(reserved)}: the runner sets them"
+                " (use temperature, top_p, max_tokens, seed or stream instead)"
+            )
+
+    @property
+    def meta_path(self) -> Path:
+        """``OUT.meta.json``: the run's settings, versions, times and counts."""
+        return Path(f"{self.out}.meta.json")
+
+
+# Request fields the runner owns; --sampling-args may add any other.
+REQUEST_FIELDS = frozenset(
+    {"model", "messages", "tools", "seed", "stream", "temperature", "top_p", "max_tokens", "n"}
+)
 
 
 @dataclass
 class RunSummary:
-    """What a run did: rollouts played (scored or infra errors) and skipped as already done."""
+    """What a run did: rollouts played (scored, of which cut short, or infra errors) and skipped."""
 
     planned: int = 0
     skipped: int = 0
     scored: int = 0
+    truncated: int = 0  # scored rollouts cut short by the service (context, length, rejected)
     infra_errors: int = 0
     requests: int = 0
     retries: int = 0
+    elapsed_s: float = 0.0
     rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self, out: Path) -> str:
+        """The one-line summary ``batchgate run-model`` ends with."""
+        return (
+            f"{out}: {self.scored} scored ({self.truncated} cut short), {self.infra_errors} infra errors,"
+            f" {self.skipped} already done of {self.planned}; {self.requests} requests"
+            f" ({self.retries} retries); {self.elapsed_s:.1f} s"
+        )
 
 
 class InfraError(Exception):
@@ -131,16 +207,109 @@ class MalformedResponse(Exception):
     """A 200 whose body is not a chat-completions response with a message."""
 
 
+class CutShort(Exception):
+    """The service refused the rollout's own content, or cut the answer: the rollout ends unfinished."""
+
+    def __init__(self, ended: str, detail: str, message: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.ended = ended
+        self.message = message  # the cut answer, kept in the transcript though it never ran
+
+
+class RunStopped(Exception):
+    """The run cannot go on (bad key, unknown model, wrong address...): one line, cause and fix."""
+
+
+class SettingsMismatch(ValueError):
+    """The out file holds a run under other settings; resuming it would mix two experiments."""
+
+
 RETRY_STATUSES = frozenset({408, 409, 429})
+CONTENT_STATUSES = frozenset({400, 413, 422})
+_TOO_LONG = re.compile(
+    r"context[ _-]?(length|window)|maximum context|too many tokens|prompt is too long|too long"
+    r"|exceeds? (the )?(model'?s? )?(maximum|max|limit)|reduce the length|input length",
+    re.IGNORECASE,
+)
+_UNKNOWN_MODEL = re.compile(
+    r"model.{0,80}(not found|does not exist|not exist|unknown|no such|not available|invalid model)"
+    r"|unknown model|model_not_found|invalid model",
+    re.IGNORECASE,
+)
 
 
 def retryable(exc: BaseException) -> bool:
-    """A failure worth asking again: timeouts, lost connections, 429, 5xx, bodies that are not JSON."""
+    """A transport fault worth asking again: timeouts, lost connections, 408/409/429, 5xx, bad bodies."""
     import openai
 
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | MalformedResponse | ValueError)
+
+
+def _error_text(exc: BaseException) -> str:
+    """The server's own words of an error response: its message and code."""
+    body = getattr(exc, "body", None)
+    parts = [str(getattr(exc, "message", "") or exc)]
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            parts += [str(inner.get(key) or "") for key in ("code", "type", "message")]
+    parts.append(str(getattr(exc, "code", "") or ""))
+    return " ".join(part for part in parts if part)[:500]
+
+
+def classify(exc: BaseException, config: RunConfig, first_turn: bool) -> str:
+    """What a failed request means: ``retry``, ``stop``, ``context_overflow`` or ``rejected``."""
+    import openai
+
+    if isinstance(exc, RunStopped):
+        return "stop"
+    if not isinstance(exc, openai.APIStatusError):
+        return "retry" if retryable(exc) else "stop"
+    status, text = exc.status_code, _error_text(exc)
+    if status in RETRY_STATUSES or status >= 500:
+        return "retry"
+    if status in CONTENT_STATUSES and _TOO_LONG.search(text) and not _UNKNOWN_MODEL.search(text):
+        return "context_overflow"
+    if status == 413:
+        return "context_overflow"
+    if status in (400, 422) and not first_turn and not _UNKNOWN_MODEL.search(text):
+        return "rejected"
+    return "stop"
+
+
+def stop_message(exc: BaseException, config: RunConfig) -> str:
+    """One line saying why the run stopped and what to change."""
+    import openai
+
+    if isinstance(exc, RunStopped):
+        return str(exc)
+    where = config.base_url.rstrip("/")
+    if isinstance(exc, openai.APIStatusError):
+        status, text = exc.status_code, _error_text(exc)
+        if status == 401:
+            return f"{where} refused the API key (401: {text}); set a valid key in {config.api_key_env}"
+        if status == 403:
+            return f"{where} does not let this key use it (403: {text}); check the key's access to {config.model!r}"
+        if _UNKNOWN_MODEL.search(text) or (status == 404 and "model" in text.lower()):
+            return f"{where} does not know the model {config.model!r} ({status}: {text}); check --model ({where}/models lists them)"
+        if status == 404:
+            return f"nothing answers at {where}/chat/completions (404: {text}); check --base-url (most servers want it to end in /v1)"
+        return (
+            f"{where} refused the first request ({status}: {text}); check --sampling-args, --header,"
+            " --max-tokens and --mode against what the server accepts"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return f"cannot reach {where} ({type(exc).__name__}: {exc}); is the server running, and is --base-url right?"
+    return f"{where}: {type(exc).__name__}: {exc}"
+
+
+def unreachable(exc: BaseException) -> bool:
+    """No connection could be made at all (a timeout is not that: the server was reached)."""
+    import openai
+
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -159,14 +328,107 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def plan(config: RunConfig) -> tuple[list[Any], str]:
-    """The cases played (the first ``n``) and the name of where they came from."""
+# -- what is played, and under which settings -----------------------------------------
+
+
+def plan(config: RunConfig) -> tuple[list[Any], list[int], str]:
+    """The cases of the source, the indices of those played (in order), and the source's name."""
     from batchgate_gym.app import desks
 
     desk = desks.get(config.desk)
     cases = desk.fixed_cases(config.cases, config.split)
     source = config.cases or config.split or desk.default_split or ""
-    return (cases if config.n is None else cases[: config.n]), source
+    return cases, select(cases, config), source
+
+
+def select(cases: Sequence[Any], config: RunConfig) -> list[int]:
+    """Indices of the cases played: ``case_ids``, a seeded ``sample``, the first ``n``, or all."""
+    if config.case_ids:
+        where = {case.case_id: index for index, case in enumerate(cases)}
+        unknown = [case_id for case_id in config.case_ids if case_id not in where]
+        if unknown:
+            shown = ", ".join(case.case_id for case in cases[:3])
+            raise ValueError(
+                f"no case {', '.join(map(repr, unknown))} in this source; its ids look like {shown}, ..."
+            )
+        return list(dict.fromkeys(where[case_id] for case_id in config.case_ids))
+    if config.sample is not None:
+        if config.sample > len(cases):
+            raise ValueError(f"sample {config.sample} is more than the {len(cases)} cases there are")
+        return sorted(random.Random(config.sample_seed).sample(range(len(cases)), config.sample))
+    return list(range(len(cases) if config.n is None else min(config.n, len(cases))))
+
+
+def system_prompt_digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_settings(config: RunConfig) -> dict[str, Any]:
+    """Every setting that changes an episode or a request: what a resumed run must share."""
+    from batchgate_gym.app import desks
+
+    address = urlsplit(config.base_url)
+    options = {o.name: o.parse(o.default) for o in desks.get(config.desk).options if not o.draws}
+    options.update(config.env_kwargs)
+    return {
+        "desk": config.desk,
+        "mode": config.mode,
+        "desk_options": dict(sorted(options.items())),
+        "model": config.model,
+        "host": address.netloc,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_tokens": config.max_tokens,
+        "seed": config.seed,
+        "sampling_args": dict(sorted(config.sampling_args.items())),
+        "system_prompt_sha256": system_prompt_digest(config.system_prompt),
+        "header_names": sorted(name.lower() for name in config.headers),
+    }
+
+
+def settings_key(settings: Mapping[str, Any]) -> str:
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def differences(before: Mapping[str, Any], now: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """``name: before -> now`` for each setting that differs (``desk_options.recovery: ...`` inside)."""
+    found = []
+    for name in sorted(set(before) | set(now)):
+        old, new = before.get(name), now.get(name)
+        if old == new:
+            continue
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            found += differences(old, new, f"{prefix}{name}.")
+        else:
+            found.append(f"{prefix}{name}: {json.dumps(old, default=str)} -> {json.dumps(new, default=str)}")
+    return found
+
+
+def check_resumable(
+    config: RunConfig, settings: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """Refuse to add to an out file written under other settings (:class:`SettingsMismatch`)."""
+    key = settings_key(settings)
+    recorded: Mapping[str, Any] | None = None
+    if config.meta_path.exists():
+        try:
+            recorded = json.loads(config.meta_path.read_text(encoding="utf-8")).get("settings")
+        except (ValueError, AttributeError) as exc:
+            raise SettingsMismatch(
+                f"{config.meta_path} is not a run's settings ({exc}); move it away"
+            ) from exc
+    if recorded is not None and settings_key(recorded) != key:
+        raise SettingsMismatch(
+            f"{config.out} holds a run under other settings ({'; '.join(differences(recorded, settings))});"
+            " use another --out, or the same settings to resume it"
+        )
+    foreign = sorted({str(row.get("settings_key")) for row in rows if row.get("settings_key") != key})
+    if foreign:
+        raise SettingsMismatch(
+            f"{config.out} holds rows written under other settings (key {', '.join(foreign)}, this run's is"
+            f" {key}); use another --out"
+        )
 
 
 def done_pairs(rows: Sequence[Mapping[str, Any]], config: RunConfig) -> set[tuple[str, int]]:
@@ -181,51 +443,129 @@ def done_pairs(rows: Sequence[Mapping[str, Any]], config: RunConfig) -> set[tupl
     return done
 
 
+def write_meta(config: RunConfig, settings: Mapping[str, Any], runs: list[dict[str, Any]]) -> None:
+    """``OUT.meta.json``: settings and their key, versions, and each run's times and counts."""
+    import platform
+
+    import openai
+
+    import batchgate_gym
+    from batchgate_gym.app import desks
+
+    meta = {
+        "settings": dict(settings),
+        "settings_key": settings_key(settings),
+        "versions": {
+            "batchgate_gym": batchgate_gym.__version__,
+            "desk_env": desks.get(config.desk).env_id,
+            "openai": openai.__version__,
+            "python": platform.python_version(),
+        },
+        "runs": runs,
+    }
+    config.meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _earlier_runs(config: RunConfig) -> list[dict[str, Any]]:
+    if not config.meta_path.exists():
+        return []
+    runs = json.loads(config.meta_path.read_text(encoding="utf-8")).get("runs")
+    return list(runs) if isinstance(runs, list) else []
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+# -- the run ---------------------------------------------------------------------------
+
+
+class _FirstRequest:
+    """The run's first request goes out alone: every other rollout waits until it is answered."""
+
+    def __init__(self) -> None:
+        self.answered = asyncio.Event()
+        self.taken = False
+        self.stopped: RunStopped | None = None  # the first request stopped the run: nobody else asks
+
+    async def wait_turn(self) -> bool:
+        """True for the one caller that sends the first request; the others wait for its answer."""
+        if not self.taken:
+            self.taken = True
+            return True
+        await self.answered.wait()
+        if self.stopped is not None:
+            raise self.stopped
+        return False
+
+
 async def run_rollouts(
     config: RunConfig, on_row: Callable[[dict[str, Any]], None] | None = None
 ) -> RunSummary:
-    """Play every (case, rollout) not yet in ``config.out``, appending one row each as it ends."""
+    """Play every selected (case, rollout) not yet in ``config.out``, appending one row each as it ends.
+
+    Raises :class:`SettingsMismatch` before any request for an out file of other
+    settings, and :class:`RunStopped` when the run cannot go on (the rows already
+    written are kept).
+    """
     from openai import AsyncOpenAI
 
-    cases, source = plan(config)
+    started_wall, started = _now(), time.perf_counter()
+    cases, chosen, source = plan(config)
+    settings = run_settings(config)
     config.out.parent.mkdir(parents=True, exist_ok=True)
     trim_partial_line(config.out)
-    done = done_pairs([row for _line, row in read_rows(config.out)], config) if config.out.exists() else set()
+    existing = [row for _line, row in read_rows(config.out)] if config.out.exists() else []
+    check_resumable(config, settings, existing)
+    done = done_pairs(existing, config)
     pairs = [
-        (index, case, rollout)
-        for index, case in enumerate(cases)
+        (index, rollout)
+        for index in chosen
         for rollout in range(config.rollouts)
-        if (case.case_id, rollout) not in done
+        if (cases[index].case_id, rollout) not in done
     ]
-    summary = RunSummary(planned=len(cases) * config.rollouts)
+    summary = RunSummary(planned=len(chosen) * config.rollouts)
     summary.skipped = summary.planned - len(pairs)
     if config.limit is not None:
         pairs = pairs[: config.limit]
+    runs = _earlier_runs(config)
+    this_run: dict[str, Any] = {"started": started_wall, "ended": None, "counts": {}}
+    write_meta(config, settings, [*runs, this_run])
     client = AsyncOpenAI(
-        base_url=config.base_url, api_key=config.api_key, max_retries=0, timeout=config.timeout
+        base_url=config.base_url,
+        api_key=config.api_key,
+        max_retries=0,
+        timeout=config.timeout,
+        default_headers=dict(config.headers),
     )
     gate = asyncio.Semaphore(config.concurrency)
-    with config.out.open("a", encoding="utf-8") as out:
+    first = _FirstRequest()
+    key = settings_key(settings)
+    try:
+        with config.out.open("a", encoding="utf-8") as out:
 
-        async def one(index: int, rollout: int) -> None:
-            async with gate:
-                row = await play_rollout(client, config, cases, source, index, rollout)
-            out.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
-            out.flush()
-            summary.rows.append(row)
-            summary.requests += row["requests"]
-            summary.retries += row["retries"]
-            if row["error"] is None:
-                summary.scored += 1
-            else:
-                summary.infra_errors += 1
-            if on_row is not None:
-                on_row(row)
+            async def one(index: int, rollout: int) -> None:
+                async with gate:
+                    row = await play_rollout(client, config, cases, source, index, rollout, first)
+                row["settings_key"] = key
+                out.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
+                out.flush()
+                _count(summary, row)
+                if on_row is not None:
+                    on_row(row)
 
-        try:
-            await asyncio.gather(*(one(index, rollout) for index, _case, rollout in pairs))
-        finally:
-            await client.close()
+            tasks = [asyncio.ensure_future(one(index, rollout)) for index, rollout in pairs]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await client.close()
+        summary.elapsed_s = time.perf_counter() - started
+        this_run.update(ended=_now(), counts=_counts(summary))
+        write_meta(config, settings, [*runs, this_run])
     return summary
 
 
@@ -235,18 +575,50 @@ def info_metrics(desk: Any, info: Mapping[str, Any]) -> dict[str, Any]:
     return {m.name: m.read(info) for m in desk.metrics if m.source == "info"}
 
 
+def _count(summary: RunSummary, row: Mapping[str, Any]) -> None:
+    summary.rows.append(dict(row))
+    summary.requests += row["requests"]
+    summary.retries += row["retries"]
+    if row["error"] is None:
+        summary.scored += 1
+        summary.truncated += row["ended"] in CUT_SHORT
+    else:
+        summary.infra_errors += 1
+
+
+def _counts(summary: RunSummary) -> dict[str, Any]:
+    return {
+        "planned": summary.planned,
+        "skipped": summary.skipped,
+        "scored": summary.scored,
+        "cut_short": summary.truncated,
+        "infra_errors": summary.infra_errors,
+        "requests": summary.requests,
+        "retries": summary.retries,
+        "elapsed_s": round(summary.elapsed_s, 3),
+    }
+
+
 async def play_rollout(
-    client: Any, config: RunConfig, cases: list[Any], source: str, index: int, rollout: int
+    client: Any,
+    config: RunConfig,
+    cases: list[Any],
+    source: str,
+    index: int,
+    rollout: int,
+    first: _FirstRequest | None = None,
 ) -> dict[str, Any]:
     """One episode of ``cases[index]``, as a result row (scored, or an infra error)."""
     from batchgate_gym.app import desks
 
     desk = desks.get(config.desk)
-    tools = desk_tools(config.desk)
     env = desk.make_env(cases=cases, **config.env_kwargs)
     started = time.perf_counter()
     tally = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    chat = ChatEpisode(env, tools, ChatSettings(mode=config.mode, no_tool_call=desk.chat_no_tool_call))
+    chat_settings = ChatSettings(
+        mode=config.mode, no_tool_call=desk.chat_no_tool_call, system_prompt=config.system_prompt
+    )
+    chat = ChatEpisode(env, None, chat_settings)
     case = cases[index]
     row: dict[str, Any] = {
         "desk": config.desk,
@@ -257,16 +629,24 @@ async def play_rollout(
         "rollout": rollout,
         "model": config.model,
         "mode": config.mode,
+        "system_prompt": system_prompt_digest(config.system_prompt),
     }
     error: dict[str, Any] | None = None
     info: dict[str, Any] = {}
+    ended = "infra"
     try:
         chat.reset(seed=index, options={"case_index": index})
         while True:
-            message = await ask(client, config, chat.messages, tools, rollout, tally)
+            try:
+                message = await ask(client, config, chat, rollout, tally, first)
+            except CutShort as cut:
+                if cut.message is not None:
+                    chat.messages.append(cut.message)
+                info, ended = chat.end_unfinished(cut.ended), cut.ended
+                break
             step = chat.step(message)
             if step.done:
-                info = step.info
+                info, ended = step.info, "finished" if step.terminated else "turn_limit"
                 break
     except InfraError as exc:
         error = {
@@ -281,6 +661,7 @@ async def play_rollout(
     scored = error is None and "score" in info
     row.update(
         messages=chat.messages,
+        ended=ended if scored else "infra",
         score=info["score"] if scored else None,
         info_metrics=info_metrics(desk, info) if scored else {},
         log=log if scored else None,
@@ -299,47 +680,141 @@ async def play_rollout(
     return row
 
 
+def request_arguments(config: RunConfig, chat: ChatEpisode, rollout: int) -> dict[str, Any]:
+    """The keyword arguments of one ``chat.completions.create`` call."""
+    arguments: dict[str, Any] = {
+        "model": config.model,
+        "messages": chat.messages,
+        "seed": config.seed + rollout,
+    }
+    if config.mode == "tools":
+        arguments["tools"] = chat.tools
+    for name in ("temperature", "top_p", "max_tokens"):
+        if getattr(config, name) is not None:
+            arguments[name] = getattr(config, name)
+    if config.sampling_args:
+        arguments["extra_body"] = dict(config.sampling_args)
+    if config.stream:
+        arguments.update(stream=True, stream_options={"include_usage": True})
+    return arguments
+
+
 async def ask(
     client: Any,
     config: RunConfig,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]],
+    chat: ChatEpisode,
     rollout: int,
     tally: dict[str, int],
+    first: _FirstRequest | None = None,
 ) -> dict[str, Any]:
-    """The model's next assistant message, retried on transient failures; :class:`InfraError` if none."""
-    extra: dict[str, Any] = {"tools": tools} if config.mode == "tools" else {}
-    attempt = 0
-    while True:
-        tally["requests"] += 1
-        try:
-            response = await client.chat.completions.create(
-                model=config.model, messages=messages, seed=rollout, **extra
-            )
-            message = assistant_message(response)
-        except Exception as exc:
-            if not retryable(exc) or attempt >= config.max_retries:
-                raise InfraError(exc, attempt + 1) from exc
-            delay = min(config.backoff * 2**attempt, config.max_backoff)
-            asked = retry_after(exc)
-            if asked is not None:
-                delay = max(delay, min(asked, config.max_backoff))
-            attempt += 1
-            tally["retries"] += 1
-            await asyncio.sleep(delay)
-            continue
-        usage = getattr(response, "usage", None)
-        tally["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
-        tally["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
-        return message
+    """The model's next assistant message, retried on transport faults.
+
+    Raises :class:`InfraError` when the faults outlast the retries, :class:`CutShort`
+    when the rollout must end unfinished, :class:`RunStopped` when the run must.
+    """
+    first_turn = not any(message.get("role") == "assistant" for message in chat.messages)
+    alone = first is not None and await first.wait_turn()
+    try:
+        attempt = 0
+        while True:
+            tally["requests"] += 1
+            try:
+                response = await _create(client, config, request_arguments(config, chat, rollout))
+                message, finish = first_choice(response)
+            except Exception as exc:
+                verdict = classify(exc, config, first_turn)
+                if verdict == "stop" or (alone and attempt >= config.max_retries and unreachable(exc)):
+                    stopped = RunStopped(stop_message(exc, config))
+                    if alone and first is not None:
+                        first.stopped = stopped
+                    raise stopped from exc
+                if verdict in ("context_overflow", "rejected"):
+                    raise CutShort(verdict, _error_text(exc)) from exc
+                if attempt >= config.max_retries:
+                    raise InfraError(exc, attempt + 1) from exc
+                attempt += 1
+                tally["retries"] += 1
+                await asyncio.sleep(_delay(config, exc, attempt))
+                continue
+            usage = getattr(response, "usage", None)
+            tally["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
+            tally["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
+            if finish == "length" and not _complete_calls(message, config.mode):
+                raise CutShort(
+                    "length", "the answer was cut at max_tokens before a complete tool call", message
+                )
+            return message
+    finally:
+        if alone and first is not None:
+            first.answered.set()
+
+
+def _delay(config: RunConfig, exc: BaseException, attempt: int) -> float:
+    delay = float(min(config.backoff * 2 ** (attempt - 1), config.max_backoff))
+    asked = retry_after(exc)
+    return delay if asked is None else max(delay, min(asked, config.max_backoff))
+
+
+async def _create(client: Any, config: RunConfig, arguments: dict[str, Any]) -> Any:
+    """One request; with ``stream`` the server-sent events assembled by the ``openai`` library."""
+    if not config.stream:
+        return await client.chat.completions.create(**arguments)
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    state = ChatCompletionStreamState()
+    chunks = 0
+    stream = await client.chat.completions.create(**arguments)
+    async for chunk in stream:
+        chunks += 1
+        state.handle_chunk(chunk)
+    if not chunks:
+        raise RunStopped(
+            f"{config.base_url.rstrip('/')} sent no server-sent events for a streamed request"
+            " (a server that does not stream?); run without --stream"
+        )
+    return state.get_final_completion()
+
+
+def _complete_calls(message: Mapping[str, Any], mode: str) -> bool:
+    """The message holds at least one tool call, every one with arguments that parse as JSON."""
+    calls = message.get("tool_calls") or []
+    if mode == "text" or not calls:
+        return False
+    try:
+        for call in calls:
+            json.loads(call["function"]["arguments"] or "{}")
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True
 
 
 def assistant_message(response: Any) -> dict[str, Any]:
-    """The first choice's message as a plain dict; :class:`MalformedResponse` if there is none."""
+    """The first choice's message as a plain dict (see :func:`first_choice`)."""
+    return first_choice(response)[0]
+
+
+def first_choice(response: Any) -> tuple[dict[str, Any], str | None]:
+    """The first choice's message as a plain dict, and its finish reason.
+
+    :class:`MalformedResponse` if there is none; :class:`RunStopped` for a body that
+    is an HTML page or server-sent events (a wrong address, or a server that streams).
+    """
+    if isinstance(response, str | bytes):
+        text = response.decode(errors="replace") if isinstance(response, bytes) else response
+        head = text.lstrip()[:200].lower()
+        if head.startswith(("<!doctype html", "<html")) or "<html" in head:
+            raise RunStopped(
+                "the server answered with an HTML page, not a chat completion; check --base-url"
+                " (the API's address, which most servers end in /v1)"
+            )
+        if head.startswith(("data:", "event:")):
+            raise RunStopped("the server answers with server-sent events (it streams); add --stream")
+        raise MalformedResponse(f"the body is not a chat completion: {text[:120]!r}")
     choices = getattr(response, "choices", None)
     if not choices:
         raise MalformedResponse(f"no choices in the response ({type(response).__name__})")
-    message = getattr(choices[0], "message", None)
+    choice = choices[0]
+    message = getattr(choice, "message", None)
     if message is None:
         raise MalformedResponse("the first choice has no message")
     out: dict[str, Any] = {"role": "assistant", "content": getattr(message, "content", None)}
@@ -356,18 +831,28 @@ def assistant_message(response: Any) -> dict[str, Any]:
             ]
     except AttributeError as exc:
         raise MalformedResponse(f"a tool call without a function: {exc}") from exc
-    return out
+    return out, getattr(choice, "finish_reason", None)
 
 
 __all__ = [
+    "CUT_SHORT",
+    "ENDINGS",
     "ROW_FIELDS",
+    "CutShort",
     "InfraError",
     "MalformedResponse",
     "RunConfig",
+    "RunStopped",
     "RunSummary",
+    "SettingsMismatch",
     "assistant_message",
+    "classify",
     "done_pairs",
+    "first_choice",
     "plan",
     "retryable",
     "run_rollouts",
+    "run_settings",
+    "select",
+    "settings_key",
 ]

@@ -21,7 +21,7 @@ def serving(policy: str, **settings: Any) -> Any:
 
 def run_model(base_url: str, out: Path, model: str, **options: Any) -> RunSummary:
     """``run_rollouts`` with the official client against ``base_url`` (short delays unless told)."""
-    config = RunConfig(model=model, base_url=base_url, api_key="local", out=out, **{**FAST, **options})
+    config = RunConfig(model=model, base_url=base_url, out=out, **{"api_key": "local", **FAST, **options})
     return asyncio.run(run_rollouts(config))
 
 

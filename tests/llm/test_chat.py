@@ -36,8 +36,11 @@ def test_a_scripted_model_through_chat_scores_what_the_policy_scores(policy: Any
 def test_reset_gives_the_brief_as_system_and_the_case_as_user() -> None:
     chat = ChatEpisode(BatchGateEnv(split="eval"), tool_schemas())
     system, user = chat.reset(options={"case_index": 0})
-    assert system["role"] == "system" and "Tools:" in system["content"]
+    assert system["role"] == "system" and "You gate tonight's warehouse load." in system["content"]
+    assert "tool-calling interface" in system["content"]  # tools mode: the request carries the tools
     assert user["role"] == "user" and user["content"].startswith("Task: ")
+    text = ChatEpisode(BatchGateEnv(split="eval"), tool_schemas(), ChatSettings(mode="text"))
+    assert "Tools:" in text.reset(options={"case_index": 0})[0]["content"]
 
 
 def test_each_call_gets_its_own_tool_message_with_its_id() -> None:

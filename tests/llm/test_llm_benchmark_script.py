@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from benchmark_scripts import load_script
 
 from batchgate_gym.llm.results import load_results, report_json
 
 
-def test_the_script_writes_one_regradable_file_per_scripted_player(tmp_path: Path) -> None:
+def test_the_script_writes_one_regradable_file_per_scripted_player(tmp_path: Path, monkeypatch: Any) -> None:
     script = load_script("llm_scripted")
+    faulty = script.PLAYERS[-1]
+    assert faulty[2]["stall"] > 100 * faulty[3]["timeout"]  # a stall always times out, whatever the load
+    monkeypatch.setitem(faulty[3], "timeout", 1.0)  # each stall costs the test one second, not ten
     assert script.main(["--out", str(tmp_path), "-n", "3"]) == 0
     names = [name for name, *_ in script.PLAYERS]
     paths = [tmp_path / f"{name}.jsonl" for name in names]

@@ -75,7 +75,9 @@ def test_serve_run_model_and_report_as_commands(
     assert careful["scored"] + careful["infra_errors"] == 8 and careful["scored"] > 0
     assert careful["mean_reward"] == 1.0
     assert main(args) == 0  # a rerun has nothing left to do
-    assert "0 scored, 0 infra errors, 8 already done of 8; 0 requests" in capsys.readouterr().err
+    assert (
+        "0 scored (0 cut short), 0 infra errors, 8 already done of 8; 0 requests" in capsys.readouterr().err
+    )
     assert out.read_text().splitlines() == lines
 
 
