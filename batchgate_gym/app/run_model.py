@@ -82,7 +82,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sampling-args",
-        type=json_object,
         default=None,
         metavar="JSON",
         help="a JSON object merged into every request body, e.g. '{\"min_p\": 0.05}'",
@@ -90,7 +89,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--header",
         action="append",
-        type=header,
         default=None,
         metavar="'NAME: VALUE'",
         help="an HTTP header sent with every request (repeatable)",
@@ -114,21 +112,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def json_object(text: str) -> dict[str, Any]:
-    """An argparse ``type``: a JSON object."""
+    """``--sampling-args``: a JSON object."""
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc}): {text!r}") from None
+        raise SystemExit(f"batchgate run-model: --sampling-args is not JSON ({exc}): {text!r}") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"a JSON object ({{...}}) is wanted, not {text!r}")
+        raise SystemExit(f"batchgate run-model: --sampling-args wants a JSON object ({{...}}), not {text!r}")
     return value
 
 
 def header(text: str) -> tuple[str, str]:
-    """An argparse ``type``: ``'Name: value'``."""
+    """``--header``: ``'Name: value'``."""
     name, colon, value = text.partition(":")
     if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
-        raise argparse.ArgumentTypeError(f"a header is 'Name: value', not {text!r}")
+        raise SystemExit(f"batchgate run-model: a --header is 'Name: value', not {text!r}")
     return name.strip(), value.strip()
 
 
@@ -209,8 +207,8 @@ def _config(args: argparse.Namespace, desk: Any, key: str, make: Callable[..., A
             top_p=args.top_p,
             max_tokens=args.max_tokens,
             seed=args.seed,
-            sampling_args=args.sampling_args or {},
-            headers=dict(args.header or ()),
+            sampling_args=json_object(args.sampling_args) if args.sampling_args is not None else {},
+            headers=dict(header(text) for text in args.header or ()),
             system_prompt=system_prompt,
             stream=args.stream,
         )

@@ -132,7 +132,10 @@ def test_case_selection_by_id_and_by_a_seeded_sample() -> None:
         RunConfig(**base, n=3, sample=2)
 
 
-def test_the_command_takes_case_and_sample_and_refuses_them_together(tmp_path: Path, capsys: Any) -> None:
+def test_the_command_takes_case_and_sample_and_refuses_them_together(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
     args = ["run-model", "--split", "eval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
     args += ["--out", str(tmp_path / "o.jsonl")]
     with pytest.raises(SystemExit):
@@ -140,6 +143,7 @@ def test_the_command_takes_case_and_sample_and_refuses_them_together(tmp_path: P
     assert "not allowed with argument" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="--sample-seed seeds --sample"):
         main([*args, "--sample-seed", "4"])
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit, match=r"--sampling-args wants a JSON object"):
         main([*args, "--sampling-args", "[1, 2]"])
-    assert "a JSON object" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=r"a --header is 'Name: value'"):
+        main([*args, "--header", "no colon"])
