@@ -61,7 +61,7 @@ class ModelPolicy:
         return {**self.__dict__, "_client": None}  # a client holds sockets; each process makes its own
 
     def reset(self, observation: str, info: dict[str, Any]) -> None:
-        self.messages = opening_messages(observation)
+        self.messages = opening_messages(observation, self.settings, self.tools)
         self._last = None
 
     def act(self, observation: str) -> str:

@@ -145,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
             "(any value for a local server)"
         )
     config = _config(args, desk, key, RunConfig)
-    bar = progress_bar(config, quiet=args.quiet)
+    bar = progress_bar(quiet=args.quiet)
     try:
-        summary = asyncio.run(run_rollouts(config, on_row=bar.update_row))
+        summary = asyncio.run(run_rollouts(config, on_row=bar.update_row, on_start=bar.start))
     except RunStopped as exc:
         bar.close()
         print(f"batchgate run-model: {exc}", file=sys.stderr)
@@ -219,12 +219,16 @@ def _config(args: argparse.Namespace, desk: Any, key: str, make: Callable[..., A
 class RunProgress:
     """A tqdm bar on stderr over the rollouts of a run: scored, cut short, infra, rate and ETA."""
 
-    def __init__(self, total: int, disable: bool) -> None:
+    def __init__(self, disable: bool) -> None:
         from tqdm.auto import tqdm
 
         self.written = 0
         self.counts = {"scored": 0, "cut short": 0, "infra": 0}
-        self._bar = tqdm(total=total, desc="rollouts", unit="rollout", disable=disable, file=sys.stderr)
+        self._bar = tqdm(total=0, desc="rollouts", unit="rollout", disable=disable, file=sys.stderr)
+
+    def start(self, total: int) -> None:
+        """The rollouts this run will play (those already in the file are not counted)."""
+        self._bar.reset(total=total)
 
     def update_row(self, row: dict[str, Any]) -> None:
         from batchgate_gym.llm.runner import CUT_SHORT
@@ -242,14 +246,7 @@ class RunProgress:
         self._bar.close()
 
 
-def progress_bar(config: Any, quiet: bool) -> RunProgress:
+def progress_bar(quiet: bool) -> RunProgress:
     """The run's bar, off with ``--quiet``, when stderr is not a terminal, or under BATCHGATE_NO_PROGRESS=1."""
-    from batchgate_gym.llm.runner import plan
-
-    try:
-        _cases, chosen, _source = plan(config)
-        total = len(chosen) * config.rollouts
-    except ValueError as exc:
-        raise SystemExit(f"batchgate run-model: {exc}") from None
     off = quiet or not sys.stderr.isatty() or os.environ.get("BATCHGATE_NO_PROGRESS") == "1"
-    return RunProgress(total, disable=off)
+    return RunProgress(disable=off)

@@ -408,7 +408,13 @@ def differences(before: Mapping[str, Any], now: Mapping[str, Any], prefix: str =
 def check_resumable(
     config: RunConfig, settings: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
 ) -> None:
-    """Refuse to add to an out file written under other settings (:class:`SettingsMismatch`)."""
+    """Refuse to add to an out file written under other settings (:class:`SettingsMismatch`).
+
+    An out file without rows (a run stopped before its first row) binds nothing: the
+    settings may be changed to fix what stopped it.
+    """
+    if not rows:
+        return
     key = settings_key(settings)
     recorded: Mapping[str, Any] | None = None
     if config.meta_path.exists():
@@ -500,9 +506,14 @@ class _FirstRequest:
 
 
 async def run_rollouts(
-    config: RunConfig, on_row: Callable[[dict[str, Any]], None] | None = None
+    config: RunConfig,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> RunSummary:
     """Play every selected (case, rollout) not yet in ``config.out``, appending one row each as it ends.
+
+    ``on_start(n)`` is told how many rollouts this run will play, ``on_row(row)`` each
+    row as it is written.
 
     Raises :class:`SettingsMismatch` before any request for an out file of other
     settings, and :class:`RunStopped` when the run cannot go on (the rows already
@@ -528,7 +539,9 @@ async def run_rollouts(
     summary.skipped = summary.planned - len(pairs)
     if config.limit is not None:
         pairs = pairs[: config.limit]
-    runs = _earlier_runs(config)
+    if on_start is not None:
+        on_start(len(pairs))
+    runs = _earlier_runs(config) if existing else []
     this_run: dict[str, Any] = {"started": started_wall, "ended": None, "counts": {}}
     write_meta(config, settings, [*runs, this_run])
     client = AsyncOpenAI(

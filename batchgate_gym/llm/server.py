@@ -73,6 +73,7 @@ import errno
 import hashlib
 import json
 import math
+import os
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -348,7 +349,8 @@ def stream_events(answer: Mapping[str, Any], include_usage: bool) -> Iterator[st
 
     for choice in answer["choices"]:
         index, message = choice["index"], choice["message"]
-        yield chunk([{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        opening = {"role": "assistant", "content": None if message.get("content") is None else ""}
+        yield chunk([{"index": index, "delta": opening, "finish_reason": None}])
         content = str(message.get("content") or "")
         for start in range(0, len(content), STREAM_PIECE):
             piece = content[start : start + STREAM_PIECE]
@@ -506,14 +508,19 @@ class RunningServer:
 def serve_in_thread(settings: ServerSettings, port: int = 0) -> Iterator[RunningServer]:
     """Serve on 127.0.0.1 (a free port when ``port`` is 0) from a thread of this process."""
     server = ScriptedServer(settings)
+    with serve_app_in_thread(make_app(server), port) as base_url:
+        yield RunningServer(server, int(base_url.rsplit(":", 1)[1].split("/")[0]))
+
+
+@contextmanager
+def serve_app_in_thread(app: web.Application, port: int = 0) -> Iterator[str]:
+    """Any aiohttp application on 127.0.0.1 from a thread of this process; yields its ``/v1`` base URL."""
     loop = asyncio.new_event_loop()
     started = threading.Event()
     state: dict[str, Any] = {}
 
     async def start() -> None:
-        runner = web.AppRunner(
-            make_app(server), handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True
-        )
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await runner.setup()
         site = web.TCPSite(runner, HOST, port)
         await site.start()
@@ -539,7 +546,7 @@ def serve_in_thread(settings: ServerSettings, port: int = 0) -> Iterator[Running
     if "error" in state:
         raise state["error"]
     try:
-        yield RunningServer(server, state["port"])
+        yield f"http://{HOST}:{state['port']}/v1"
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
@@ -563,7 +570,8 @@ def serve_forever(settings: ServerSettings, port: int, announce: Any = print) ->
         )
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-            raise PortBusy(f"cannot listen on {HOST}:{port}: {exc.strerror}; pick another --port") from None
+            reason = os.strerror(exc.errno)
+            raise PortBusy(f"cannot listen on {HOST}:{port}: {reason}; pick another --port") from None
         raise
 
 
@@ -582,6 +590,7 @@ __all__ = [
     "canonical",
     "estimate_tokens",
     "make_app",
+    "serve_app_in_thread",
     "serve_forever",
     "serve_in_thread",
 ]

@@ -16,8 +16,9 @@ such an instance it reads three things:
 * ``get_reward()``, called once per finished rollout, with no argument, for the
   rollout's reward.
 
-:class:`GateToolEnv` and :class:`RefundToolEnv` are those instances for the two
-desks. Their public methods are the desk's tools, declared with the desk's
+:class:`GateToolEnv`, :class:`RefundToolEnv` (:class:`RefundRecoveryToolEnv`
+with recovery on, which adds ``void_refund``) and :class:`AnalystToolEnv` are those
+instances for the three desks. Their public methods are the desk's tools, declared with the desk's
 parameters and types; their docstrings are written from the desk's own
 :class:`~batchgate_gym.kernel.codec.ToolSpec` (the words an agent reads
 everywhere else), so the schemas TRL builds are the desk's ``tool_schemas()``.
@@ -30,8 +31,9 @@ refused by Python either: it is sent as the model wrote it, for the
 environment to refuse and log like any malformed call.
 
 Each call is a turn of the environment (a chat message with several calls is
-one turn under ``batchgate run-model``; TRL runs the calls one by one), so the
-desk's turn limit counts calls here. Once the episode has ended, a further call
+one turn under ``batchgate run-model``; TRL runs every call of a message, one
+after the other, each as its own method call), so the desk's turn limit counts
+calls here. Once the episode has ended, a further call
 reaches nothing and raises (TRL shows the model the error).
 
 ``reset(seed=..., case_index=...)`` starts an episode like ``env.reset(seed=seed,
@@ -58,8 +60,9 @@ from collections.abc import Callable, Iterable, Mapping
 from types import GenericAlias
 from typing import Any, TypeVar, get_type_hints
 
+from batchgate_gym.desks.analyst.tools import ANALYST_TOOLS
 from batchgate_gym.desks.gate.tools import GATE_TOOLS
-from batchgate_gym.desks.refund.tools import REFUND_TOOLS
+from batchgate_gym.desks.refund.tools import RECOVERY_TOOLS, REFUND_TOOLS
 from batchgate_gym.kernel.codec import Param, ToolSpec
 
 RETURNS = "The environment's observation for this call: the turn, the call and its result."
@@ -196,6 +199,10 @@ def desk_tools(cls: type[EnvT]) -> type[EnvT]:
             f"{cls.__name__}: tools {sorted(declared)} are not the desk's {sorted(cls.tool_specs)}"
         )
     for name, spec in cls.tool_specs.items():
+        if name not in cls.__dict__:  # inherited from a checked class: the same spec, or refused
+            if getattr(cls, name).__doc__ != _docstring(spec):
+                raise TypeError(f"{cls.__name__}.{name}: inherited, but the desk's {name} is another tool")
+            continue
         method = cls.__dict__[name]
         _check_declaration(cls, method, spec)
         setattr(cls, name, _as_tool(method, spec))
@@ -259,14 +266,64 @@ class RefundToolEnv(DeskToolEnv):
         return self._send("reply", {"message": message})
 
 
-TOOL_ENVS: dict[str, type[DeskToolEnv]] = {"gate": GateToolEnv, "refund": RefundToolEnv}
+@desk_tools
+class RefundRecoveryToolEnv(RefundToolEnv):
+    """The refund desk with recovery on: its tools and ``void_refund``, which takes back a payment."""
+
+    tool_specs = RECOVERY_TOOLS
+
+    def __init__(self, cases: Any = None, **env_kwargs: Any) -> None:
+        if env_kwargs.get("recovery", True) is not True:
+            raise ValueError("RefundRecoveryToolEnv plays with recovery on; use RefundToolEnv without it")
+        super().__init__(cases, **{**env_kwargs, "recovery": True})
+
+    def void_refund(self, order_id: str, idempotency_key: str, reason: str) -> str:
+        arguments = {"order_id": order_id, "idempotency_key": idempotency_key, "reason": reason}
+        return self._send("void_refund", arguments)
+
+
+@desk_tools
+class AnalystToolEnv(DeskToolEnv):
+    """The analyst desk: tools to list and describe a store's tables, query them, answer or decline."""
+
+    desk_name = "analyst"
+    tool_specs = ANALYST_TOOLS
+
+    def list_tables(self, store: str) -> str:
+        return self._send("list_tables", {"store": store})
+
+    def describe_table(self, store: str, table: str) -> str:
+        return self._send("describe_table", {"store": store, "table": table})
+
+    def run_sql(self, store: str, query: str) -> str:
+        return self._send("run_sql", {"store": store, "query": query})
+
+    def submit_answer(self, answer: str, evidence: str) -> str:
+        return self._send("submit_answer", {"answer": answer, "evidence": evidence})
+
+    def decline(self, reason: str) -> str:
+        return self._send("decline", {"reason": reason})
+
+
+TOOL_ENVS: dict[str, type[DeskToolEnv]] = {
+    "gate": GateToolEnv,
+    "refund": RefundToolEnv,
+    "analyst": AnalystToolEnv,
+}
 
 
 def environment_factory(desk: str, cases: Any = None, **env_kwargs: Any) -> Callable[[], DeskToolEnv]:
-    """A zero-argument factory of ``desk``'s tool environment, for ``GRPOTrainer(environment_factory=...)``."""
+    """A zero-argument factory of ``desk``'s tool environment, for ``GRPOTrainer(environment_factory=...)``.
+
+    The class offers every tool the settings enable: ``environment_factory("refund",
+    recovery=True)`` makes :class:`RefundRecoveryToolEnv`, with ``void_refund``.
+    """
     if desk not in TOOL_ENVS:
         raise KeyError(f"no TRL environment for desk {desk!r}; known: {', '.join(TOOL_ENVS)}")
-    return functools.partial(TOOL_ENVS[desk], cases, **env_kwargs)
+    cls = (
+        RefundRecoveryToolEnv if desk == "refund" and env_kwargs.get("recovery") is True else TOOL_ENVS[desk]
+    )
+    return functools.partial(cls, cases, **env_kwargs)
 
 
 def episode_rows(
@@ -287,9 +344,11 @@ def episode_rows(
 
 __all__ = [
     "TOOL_ENVS",
+    "AnalystToolEnv",
     "DeskToolEnv",
     "EpisodeOver",
     "GateToolEnv",
+    "RefundRecoveryToolEnv",
     "RefundToolEnv",
     "desk_tools",
     "environment_factory",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -110,3 +111,49 @@ def test_the_command_fails_when_nothing_was_scored(tmp_path: Path, capsys: Any) 
     assert status == 1
     assert "0 scored (0 cut short), 2 infra errors" in last and last.endswith(" s")
     assert all(json.loads(line)["ended"] == "infra" for line in out.read_text().splitlines())
+
+
+def test_ctrl_c_ends_with_one_line_and_keeps_the_rows_written(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "stopped.jsonl"
+    with serving("careful", delay=0.05) as served:
+        command = [
+            sys.executable, "-m", "batchgate_gym", "run-model", "--split", "eval", "-n", "8", "-r", "2",
+            "--model", "m", "--base-url", served.base_url, "--api-key-env", "I25_KEY", "--concurrency", "2",
+            "--out", str(out),
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command, env={**os.environ, "I25_KEY": "k"}, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while (not out.exists() or out.read_text().count("\n") < 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    kept = rows(out)
+    assert process.returncode == 1 and 2 <= len(kept) < 16
+    assert err.strip().splitlines() == [
+        f"batchgate run-model: interrupted; the {len(kept)} rows finished are kept in {out};"
+        " run the same command again to play the rest"
+    ]
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["runs"][-1]["ended"] and meta["runs"][-1]["counts"]["scored"] == len(kept)
+
+
+def test_the_progress_bar_counts_each_kind_and_is_off_when_asked(monkeypatch: Any) -> None:
+    from batchgate_gym.app.run_model import progress_bar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.delenv("BATCHGATE_NO_PROGRESS", raising=False)
+    bar = progress_bar(quiet=False)
+    bar.start(3)
+    for ended, error in (("finished", None), ("context_overflow", None), ("infra", {"kind": "infra"})):
+        bar.update_row({"ended": ended, "error": error})
+    assert not bar._bar.disable and bar._bar.n == 3 and bar._bar.total == 3
+    assert bar.counts == {"scored": 2, "cut short": 1, "infra": 1}
+    bar.close()
+    assert progress_bar(quiet=True)._bar.disable

@@ -23,11 +23,14 @@ from typing import Any
 
 import pytest
 
+from batchgate_gym.desks.analyst.tools import tool_schemas as analyst_schemas
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
 from batchgate_gym.llm.trl_env import (
+    AnalystToolEnv,
     DeskToolEnv,
     GateToolEnv,
+    RefundRecoveryToolEnv,
     RefundToolEnv,
     desk_tools,
     environment_factory,
@@ -43,6 +46,13 @@ datasets = pytest.importorskip("datasets")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 DESKS = [("gate", GateToolEnv, gate_schemas), ("refund", RefundToolEnv, refund_schemas)]
+# Every class, with the settings that make it: the schema tests cover each.
+EVERY_CLASS = [
+    ("gate", {}, GateToolEnv, gate_schemas),
+    ("refund", {}, RefundToolEnv, refund_schemas),
+    ("refund", {"recovery": True}, RefundRecoveryToolEnv, functools.partial(refund_schemas, recovery=True)),
+    ("analyst", {}, AnalystToolEnv, analyst_schemas),
+]
 
 
 def trl_tools(env: Any) -> list[Any]:
@@ -74,11 +84,16 @@ def comparable(schema: dict[str, Any]) -> dict[str, Any]:
 # --- schemas -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("desk", "cls", "schemas"), DESKS)
-def test_trl_builds_the_desks_own_tool_schemas(desk: str, cls: type[DeskToolEnv], schemas: Any) -> None:
+@pytest.mark.parametrize(
+    ("desk", "options", "cls", "schemas"), EVERY_CLASS, ids=lambda v: getattr(v, "__name__", None)
+)
+def test_trl_builds_the_desks_own_tool_schemas(
+    desk: str, options: dict[str, Any], cls: type[DeskToolEnv], schemas: Any
+) -> None:
     from transformers.utils import get_json_schema
 
-    env = environment_factory(desk)()
+    env = environment_factory(desk, "eval", **options)()
+    assert type(env) is cls
     built = {
         schema["function"]["name"]: comparable(schema) for schema in map(get_json_schema, trl_tools(env))
     }
@@ -394,3 +409,17 @@ def test_two_grpo_steps_on_a_tiny_random_model(tmp_path: Any) -> None:
     for logs in trainer.state.log_history[:2]:
         assert "rewards/Recording/mean" in logs
         assert logs["rewards/Recording/mean"] == 0.0  # sixteen random tokens end no refund episode
+
+
+def test_the_analyst_and_recovery_classes_play_their_desks() -> None:
+    analyst = environment_factory("analyst", "eval")()
+    analyst.reset(case_index=0)
+    assert '"tables"' in analyst.list_tables("sqlite")
+    analyst.decline("the data cannot say")
+    assert analyst.done and analyst.final_info["score"]["reward"] == analyst.get_reward()
+    refund = environment_factory("refund", "eval", recovery=True)()
+    refund.reset(case_index=0)
+    assert "no payment of this episode" in refund.void_refund("ORD-1", "k", "testing the void")
+    assert not hasattr(environment_factory("refund", "eval")(), "void_refund")
+    with pytest.raises(ValueError, match="recovery on"):
+        RefundRecoveryToolEnv("eval", recovery=False)
