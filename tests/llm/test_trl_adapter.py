@@ -5,7 +5,7 @@
 * ``GRPOTrainer(environment_factory=...)`` drives the gate through its real
   rollout path (reset per row, tool calls parsed from the completion text, each
   run through the environment, ``get_reward`` as the reward) with a tiny model
-  built here: a byte-level BPE tokenizer trained on the desks' own texts, the
+  (:mod:`batchgate_gym.llm.tiny`): a byte-level BPE tokenizer trained on the desks' own texts, the
   Qwen 2.5 chat template TRL ships (so its tool-call parser applies) and a
   randomly initialised two-layer Llama. One run scripts the completions (a random
   model calls no tool), the other samples from the model for two GRPO steps.
@@ -15,7 +15,6 @@ Everything is built on the CPU in the test; nothing is downloaded.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -26,6 +25,7 @@ import pytest
 from batchgate_gym.desks.analyst.tools import tool_schemas as analyst_schemas
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
+from batchgate_gym.llm.tiny import tiny_model, tiny_tokenizer
 from batchgate_gym.llm.trl_env import (
     AnalystToolEnv,
     DeskToolEnv,
@@ -196,66 +196,6 @@ def test_fixed_cases_by_index_and_rows() -> None:
 
 
 # --- GRPOTrainer with a tiny local model ----------------------------------------------------------------
-
-
-def corpus() -> list[str]:
-    """A few hundred strings the tokenizer learns from: the desks' task texts, tool schemas and replies."""
-    texts: list[str] = []
-    for cls in (GateToolEnv, RefundToolEnv):
-        env = cls()
-        for seed in range(6):
-            texts += env.reset(seed=seed).split("\n")
-        texts += [json.dumps(schema) for schema in (gate_schemas() + refund_schemas())]
-    texts += ['<tool_call>\n{"name": "list_batches", "arguments": {}}\n</tool_call>'] * 20
-    return texts
-
-
-@functools.lru_cache(maxsize=1)
-def tiny_tokenizer() -> Any:
-    """A byte-level BPE tokenizer trained here, with the Qwen 2.5 chat template TRL ships and parses."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-    from trl.chat_template_utils import qwen2_5_chat_template
-
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=700,
-        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator(corpus(), trainer=trainer)
-    made = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
-        padding_side="left",
-    )
-    made.add_tokens(["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"])
-    made.chat_template = qwen2_5_chat_template
-    return made
-
-
-def tiny_model(tokenizer: Any) -> Any:
-    """A two-layer Llama with random weights, sized to the tokenizer."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=16384,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None,
-    )
-    return LlamaForCausalLM(config)
 
 
 def make_trainer(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -60,7 +61,7 @@ def servers() -> Iterator[dict[str, Served]]:
 
 
 def mcp_url(served: Served, **query: Any) -> str:
-    return served.url("/mcp") + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+    return served.url("/mcp") + ("?" + urllib.parse.urlencode(query) if query else "")
 
 
 async def over_http(url: str, policy: Any) -> dict[str, Any]:
