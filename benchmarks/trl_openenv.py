@@ -1,7 +1,7 @@
 """TRL over OpenEnv: two GRPO steps whose rollouts play the gate in a ``serve-env`` process.
 
 ``python benchmarks/trl_openenv.py`` starts ``batchgate serve-env --desk gate`` on
-127.0.0.1, builds a tiny model on the CPU (:mod:`batchgate_gym.llm.tiny`, nothing
+127.0.0.1, builds a tiny model on the CPU (:mod:`batchgate_gym.llm.testing`, nothing
 downloaded) and runs ``GRPOTrainer`` for two steps with
 ``environment_factory=remote_environment_factory("gate", URL)``: every tool call
 of every rollout is a step of an OpenEnv session in the server process, and every
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.llm.tiny import tiny_model, tiny_tokenizer
+from batchgate_gym.llm.testing import tiny_model, tiny_tokenizer
 from batchgate_gym.llm.trl_env import GateToolEnv, episode_rows
 from batchgate_gym.serving.processes import started
 from batchgate_gym.serving.remote import RemoteDeskEnv, remote_environment_factory

@@ -5,7 +5,7 @@
 * ``GRPOTrainer(environment_factory=...)`` drives the gate through its real
   rollout path (reset per row, tool calls parsed from the completion text, each
   run through the environment, ``get_reward`` as the reward) with a tiny model
-  (:mod:`batchgate_gym.llm.tiny`): a byte-level BPE tokenizer trained on the desks' own texts, the
+  (:mod:`batchgate_gym.llm.testing`): a byte-level BPE tokenizer trained on the desks' own texts, the
   Qwen 2.5 chat template TRL ships (so its tool-call parser applies) and a
   randomly initialised two-layer Llama. One run scripts the completions (a random
   model calls no tool), the other samples from the model for two GRPO steps.
@@ -25,7 +25,7 @@ import pytest
 from batchgate_gym.desks.analyst.tools import tool_schemas as analyst_schemas
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
-from batchgate_gym.llm.tiny import tiny_model, tiny_tokenizer
+from batchgate_gym.llm.testing import tiny_model, tiny_tokenizer
 from batchgate_gym.llm.trl_env import (
     AnalystToolEnv,
     DeskToolEnv,

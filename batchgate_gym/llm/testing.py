@@ -1,10 +1,11 @@
-"""A tiny chat model built on the spot, for checking a trainer's plumbing with no download.
+"""A tiny chat model built on the spot, for testing a trainer's plumbing with no download.
 
 :func:`tiny_tokenizer` trains a byte-level BPE tokenizer on the desks' own texts
 (task texts, tool schemas, a tool call) and gives it the Qwen 2.5 chat template
 TRL ships, so TRL's tool-call parser applies; :func:`tiny_model` is a randomly
 initialised two-layer Llama sized to it. Both build on the CPU in seconds. Needs
-the ``llm`` extra (transformers, tokenizers, trl).
+the ``llm`` extra (transformers, tokenizers, trl); a test helper, so outside the
+core, as :mod:`batchgate_gym.testing` is.
 """
 
 from __future__ import annotations
