@@ -13,7 +13,9 @@ scored. ``--record FILE`` appends an episode that ended to FILE as a result row,
 row ``batchgate run-model`` writes (the conversation in its text mode, the score, the
 exported log and its head), so ``batchgate report --results`` re-grades it and
 ``batchgate view`` shows it; a row names its case by split or case file, so a recorded
-case is a fixed one (``--split``, ``--cases`` or ``--case``).
+case is a fixed one (``--split``, ``--cases`` or ``--case``). ``--policy NAME`` lets a
+policy of the desk (a reference policy or an attacker) play instead of you, each of its
+actions shown after the prompt as if typed, and recorded under its name.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int_in(1, MAX_TURNS),
         default=None,
         help="turn limit (default: the desk's own, which the task text states)",
+    )
+    parser.add_argument(
+        "--policy",
+        metavar="NAME",
+        help="let this policy of the desk play instead of you (careful, naive, an attacker ...)",
     )
     parser.add_argument(
         "--record",
@@ -85,11 +92,13 @@ def play(
     write: Callable[[str], None],
     desk: desks.Desk | str = "gate",
     steps: list[tuple[str, str]] | None = None,
+    skip_blank: bool = True,
 ) -> dict[str, Any]:
     """One episode driven by a person; returns the last step's info (with the score if it ended).
 
     ``steps``, when given, receives the opening observation as ``("", text)`` and then
-    each step's ``(action, observation)``."""
+    each step's ``(action, observation)``. A person's blank line is skipped; with
+    ``skip_blank=False`` (a policy's lines) it is sent as the action it is."""
     info: dict[str, Any]  # Gymnasium's reset and step info
     try:
         observation, info = env.reset(**reset_kwargs)
@@ -107,7 +116,7 @@ def play(
             line = read_line(PROMPT)
         except EOFError:
             line = QUIT
-        if not line.strip():
+        if skip_blank and not line.strip():
             continue
         if line.strip() == QUIT:
             write(f"Stopped before {ending}: the episode did not end, and nothing is scored.")
@@ -153,7 +162,38 @@ def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:
     return "\n".join(lines)
 
 
-PLAYER = "play"  # the model name of a recorded row
+PLAYER = "play"  # the model name of a row you played; a policy's row carries the policy's name
+
+
+def policy_lines(
+    policy: Any, steps: list[tuple[str, str]], write: Callable[[str], None]
+) -> Callable[[str], str]:
+    """``read_line`` for a policy: its next action on the latest observation, echoed after the prompt."""
+    started = False
+
+    def next_line(prompt: str) -> str:
+        nonlocal started
+        observation = steps[-1][1]
+        if not started:
+            policy.reset(observation, {"turn": 0, "calls": 0})
+            started = True
+        action: str = policy.act(observation)
+        write(f"{prompt}{action}")
+        return action
+
+    return next_line
+
+
+def named_policy(desk: desks.Desk, name: str) -> Any:
+    """A policy of the desk by name, ready to play; an unknown name stops with the known ones."""
+    from .evaluate import as_policy
+
+    known = desk.known_policies()
+    if name not in known:
+        raise SystemExit(
+            f"batchgate play: the {desk.name} desk has no policy {name!r}; known: {', '.join(known)}"
+        )
+    return as_policy(known[name])
 
 
 def recorded_row(
@@ -163,6 +203,7 @@ def recorded_row(
     steps: list[tuple[str, str]],
     info: dict[str, Any],
     log: list[Any],
+    player: str = PLAYER,
 ) -> dict[str, Any]:
     """A finished episode as the row ``run-model`` writes in its text mode."""
     from batchgate_gym.llm.chat import ChatSettings, answer_messages, opening_messages
@@ -181,7 +222,7 @@ def recorded_row(
         "case_id": info["case_id"],
         "family": info.get("family", ""),
         "rollout": 0,
-        "model": PLAYER,
+        "model": player,
         "mode": "text",
         "messages": messages,
         "score": info["score"],
@@ -204,7 +245,9 @@ def append_row(path: Path, row: dict[str, Any]) -> dict[str, Any]:
     if path.exists():
         trim_partial_line(path)
         earlier = [
-            r for _, r in read_rows(path) if (r.get("model"), r.get("case_id")) == (PLAYER, row["case_id"])
+            r
+            for _, r in read_rows(path)
+            if (r.get("model"), r.get("case_id")) == (row["model"], row["case_id"])
         ]
         row = {**row, "rollout": len(earlier)}
     with path.open("a", encoding="utf-8") as out:
@@ -216,10 +259,16 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(ImportError):  # not on every platform
         import readline  # noqa: F401  (line editing and history for input())
     desk = desk_of(args)
+    policy = named_policy(desk, args.policy) if args.policy else None
     env, reset = build_env(args)
     steps: list[tuple[str, str]] = []
+
+    def write(text: str) -> None:
+        print(text, flush=True)
+
+    read_line = input if policy is None else policy_lines(policy, steps, write)
     try:
-        info = play(env, reset, input, lambda text: print(text, flush=True), desk, steps)
+        info = play(env, reset, read_line, write, desk, steps, skip_blank=policy is None)
         log = env.unwrapped.export_log()
     finally:
         env.close()
@@ -228,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"Not recorded in {args.record}: the episode did not end.", flush=True)
             return 0
         source = str(args.cases or args.split or desk.default_split or "")
-        row = recorded_row(desk, source, desk.fixed_cases(args.cases, args.split), steps, info, log)
+        player = args.policy or PLAYER
+        row = recorded_row(desk, source, desk.fixed_cases(args.cases, args.split), steps, info, log, player)
         row = append_row(Path(args.record), row)
         print(f"Recorded in {args.record}: {row['case_id']}, rollout {row['rollout']}.", flush=True)
     return 0

@@ -170,6 +170,14 @@ def test_charts_are_what_the_command_draws(page, command, images, tmp_path):
         assert committed.shape == drawn.shape and (committed == drawn).all(), shown
 
 
+def test_every_command_has_its_row_on_the_commands_page():
+    from batchgate_gym.app.cli import SUBCOMMANDS
+
+    commands_page = PAGES["docs/commands.md"]
+    for name in SUBCOMMANDS:
+        assert f"\n| `{name}` | " in commands_page, name
+
+
 def test_the_docs_show_charts():
     assert {command for _, command, _ in CHARTS} >= {"batchgate report", "batchgate report --desk refund"}
 

@@ -282,3 +282,21 @@ def test_play_record_needs_a_fixed_case_and_an_ended_episode(monkeypatch, tmp_pa
     assert stopped.value.code == 2 and "--record is not used here" in capsys.readouterr().err
     play_main(monkeypatch, ["--desk", "refund", "--split", "eval", "--record", str(record)], [":quit"])
     assert "Not recorded" in capsys.readouterr().out and not record.exists()
+
+
+def test_play_policy_plays_and_records_under_its_name(monkeypatch, tmp_path, capsys):
+    from batchgate_gym.app.cli import main
+    from batchgate_gym.llm.results import load_results
+
+    record = tmp_path / "played.jsonl"
+    argv = ["--desk", "analyst", "--case", "eval-top-states-sqlite-0", "--policy", "one-short"]
+    play_main(monkeypatch, [*argv, "--record", str(record)], [])  # no input read: the policy plays
+    out = capsys.readouterr().out
+    (row,) = [row for _, row in read_rows(record)]
+    actions = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
+    assert actions and all(f"action> {action}" in out for action in actions)
+    assert (row["model"], row["mode"]) == ("one-short", "text")
+    (played,) = load_results([record], "analyst").values()
+    assert played.rollouts[0].episode["reward"] == row["score"]["reward"] < 1.0  # one part left out
+    with pytest.raises(SystemExit, match="has no policy 'nope'; known: careful"):
+        main(["play", "--desk", "analyst", "--split", "eval", "--policy", "nope"])
