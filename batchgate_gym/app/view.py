@@ -381,5 +381,6 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"batchgate view: {exc}") from None
     out = Path(args.out)
     out.write_text(render_html(view), encoding="utf-8")
-    print(f"{out}: {len(view.rollouts)} rollouts of {sum(map(len, view.summaries.values()))} models")
+    models = sum(map(len, view.summaries.values()))
+    print(f"{out}: {len(view.rollouts)} rollouts of {models} model{'s' if models != 1 else ''}")
     return 0

@@ -91,6 +91,33 @@ def test_usage_example_runs():
     assert "'reported': True" in out
 
 
+def test_model_example_runs(tmp_path):
+    """The README's model lines, run as written but on a free port and two cases."""
+    import socket
+
+    block = README.split("## A model\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = (
+        block.replace(":8000", f":{port}").replace("--port 8000", f"--port {port}").replace("-n 32", "-n 2")
+    )
+    assert script.count(str(port)) == 2 and "-n 2 " in script
+    bin_dir = Path(sys.executable).parent  # where the batchgate command is installed
+    done = subprocess.run(
+        ["bash", "-c", f"set -e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n{script}"],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "BATCHGATE_NO_PROGRESS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| mean reward (per case, over scored rollouts) | 1.0000 |" in done.stdout
+    assert "careful.html: 2 rollouts of 1 model\n" in done.stdout
+    assert (tmp_path / "careful.html").read_text().count("<article class='rollout'") == 2
+
+
 def test_readme_is_short():
     assert len(README.splitlines()) <= README_MAX_LINES
 
