@@ -11,7 +11,9 @@ Imported only when asked for (they need the ``llm`` extra): :mod:`.server`, a
 local chat-completions server whose answers are a scripted policy's (``batchgate
 serve``); :mod:`.runner`, rollouts against any such API on the ``openai`` client
 (``batchgate run-model``); :mod:`.results`, its result files re-graded from their
-logs (``batchgate report --results``).
+logs (``batchgate report --results``). :mod:`.trl_env` gives each desk's tools as a TRL
+environment class; :mod:`.verifiers_env` each desk as a verifiers environment
+(the ``verifiers`` extra).
 """
 
 from __future__ import annotations
