@@ -15,6 +15,7 @@ Everything is built on the CPU in the test; nothing is downloaded.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
