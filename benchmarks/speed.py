@@ -152,8 +152,10 @@ def fresh_case_file(directory: Path, first_seed: int, count: int) -> Path:
 def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     """Milliseconds per careful episode through ``evaluate``, all in one run: over a case
     file never read before (cold: read, validate, build, play, grade), over the same file
-    again (its cases kept by digest), over the cached eval split, and the bench's bare
-    loop over that split (one env, every case built): medians of ``repeats`` runs."""
+    again (its cases kept by digest; a file of more cases than a connection keeps statements
+    compiles them again), over the cached eval split, and the bench's bare loop over that
+    split (one env, every case built): medians of ``repeats`` runs of each file and of
+    three times as many of the split, in turn."""
     from batchgate_gym.app.evaluate import evaluate
     from batchgate_gym.policies import REFERENCE_POLICIES
 
@@ -170,7 +172,12 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     split_size = len(env.source)
     episode_loop(env, policy, 2 * split_size)  # every case built, every statement warm
     evaluate(careful(), split="eval", progress=False)
-    cold, again, warm, bare = [], [], [], []
+    warm, bare = [], []
+    for _ in range(3 * repeats):  # the warm runs in turn, before any file floods a statement cache
+        warm.append(per_episode(lambda: evaluate(careful(), split="eval", progress=False), split_size))
+        bare.append(per_episode(lambda: episode_loop(env, policy, split_size), split_size))
+    env.close()
+    cold, again = [], []
     with tempfile.TemporaryDirectory() as directory:
         for run in range(repeats):
             file = str(fresh_case_file(Path(directory), 10**6 * (run + 1), cases))
@@ -180,9 +187,6 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
 
             cold.append(per_episode(over_file, cases))
             again.append(per_episode(over_file, cases))
-            warm.append(per_episode(lambda: evaluate(careful(), split="eval", progress=False), split_size))
-            bare.append(per_episode(lambda: episode_loop(env, policy, split_size), split_size))
-    env.close()
     figures = {
         "cold_file_ms": statistics.median(cold),
         "same_file_again_ms": statistics.median(again),

@@ -42,7 +42,7 @@ def gate_case_info(case: Case) -> dict[str, Any]:
 
 
 def _close_world(world: GateWorld) -> None:
-    world.conn.close()
+    world.close()
 
 
 def gate_adapter(

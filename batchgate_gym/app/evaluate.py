@@ -11,6 +11,8 @@ only when shown, so the digits do not depend on the Python version; with
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -55,8 +57,17 @@ class EpisodeResult:
         raise AttributeError(name)
 
 
+@functools.lru_cache(maxsize=4096)
 def exact(value: float) -> Fraction:
+    """The fraction a term's float stands for; each value worked out once (terms repeat:
+    0, 1, a half), as an evaluation would otherwise build one per term per episode."""
     return Fraction(value).limit_denominator(_DENOMINATOR_LIMIT)
+
+
+def _exact_sum(values: Iterable[float]) -> Fraction:
+    """The exact sum of ``values``, each distinct value converted and multiplied once (a
+    term takes a handful of values over thousands of episodes)."""
+    return sum((exact(value) * count for value, count in Counter(values).items()), Fraction(0))
 
 
 def cents(value: float) -> int:
@@ -81,8 +92,7 @@ class Aggregate:
         n = len(results)
         terms = list(dict.fromkeys(name for r in results for name in r.terms))
         means = {
-            name: sum((exact(getattr(r, name)) for r in results), Fraction(0)) / max(n, 1)
-            for name in ("reward", *terms)
+            name: _exact_sum(getattr(r, name) for r in results) / max(n, 1) for name in ("reward", *terms)
         }
         counts: dict[str, int] = {}
         money: dict[str, int] = {}

@@ -13,6 +13,7 @@ reset only deserializes the image into the world's long-lived connection.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sqlite3
 import threading
@@ -152,6 +153,54 @@ def _builder() -> sqlite3.Connection:
 _BUILDERS = threading.local()
 
 
+# -- connections kept warm between worlds ------------------------------------------------
+# A world's connection holds every statement it compiled, keyed by its case's schema: an
+# evaluation that makes a new environment per run over the same cases would compile them
+# all again. A closed world leaves its connection (and the guard set up on it) for the
+# next world of the same budget in this process; a forked child starts with none.
+_CONNECTIONS_KEPT = 4
+_KEPT_LOCK = threading.Lock()
+_kept: dict[SqlBudget, list[tuple[sqlite3.Connection, SqlGuard]]] = {}
+_kept_pid = os.getpid()
+
+
+def _kept_here() -> dict[SqlBudget, list[tuple[sqlite3.Connection, SqlGuard]]]:
+    """The connections kept in this process (call with the lock held)."""
+    global _kept_pid
+    if _kept_pid != os.getpid():  # a forked child: its parent's connections are not its own
+        _kept.clear()
+        _kept_pid = os.getpid()
+    return _kept
+
+
+def _take_connection(budget: SqlBudget | None) -> tuple[sqlite3.Connection, SqlGuard]:
+    """A guarded connection for a new world: one a closed world left, or a new one."""
+    with _KEPT_LOCK:
+        kept = _kept_here().get(budget or SqlBudget())
+        if kept:
+            return kept.pop()
+    conn = open_connection(cached_statements=_CACHED_STATEMENTS)
+    return conn, SqlGuard(conn, budget, reuse_statements=True)
+
+
+def _keep_connection(conn: sqlite3.Connection, guard: SqlGuard) -> None:
+    """Keep a closed world's connection for the next world, or close it if enough are kept."""
+    with _KEPT_LOCK:
+        kept = _kept_here()
+        if sum(map(len, kept.values())) < _CONNECTIONS_KEPT:
+            kept.setdefault(guard.budget, []).append((conn, guard))
+            return
+    conn.close()
+
+
+@functools.cache
+def _closed_connection() -> SqlGuard:
+    """What a closed world holds: a guard over a connection that is closed."""
+    guard = SqlGuard(open_connection())
+    guard.conn.close()
+    return guard
+
+
 def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
     """The case's image in one transaction: the rows, then (on a savepoint rolled back) the
     reference mart, then the stamp. SQLite reads the schema once, after the empty image
@@ -238,8 +287,7 @@ class GateWorld:
             raise ValueError(f"sql_budget.max_columns must be at least {_WIDEST_TABLE}, the widest table")
         # Prepared statements are reused (a careful agent's check costs two thirds as much
         # once compiled); the guard keys each agent statement by the schema it reads.
-        self.conn = open_connection(cached_statements=_CACHED_STATEMENTS)
-        self.guard = SqlGuard(self.conn, budget, reuse_statements=True)
+        self.conn, self.guard = _take_connection(budget)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
         self._first_entries: dict[tuple[str, str | None], LogEntry] = {}  # (digest, nonce) -> entry 0
@@ -258,6 +306,18 @@ class GateWorld:
 
     def new_ledger(self) -> Ledger:
         return Ledger(self.log_key)
+
+    def close(self) -> None:
+        """Done with this world: its connection, with every statement it compiled, goes to
+        the next world made with the same SQL budget in this process (a few are kept, any
+        more closed). The world is closed as a closed connection is: using it raises
+        ``sqlite3.ProgrammingError``; closing it again does nothing."""
+        closed = _closed_connection()
+        if self.guard is closed:
+            return
+        conn, guard = self.conn, self.guard
+        self.conn, self.guard = closed.conn, closed
+        _keep_connection(conn, guard)
 
     def log_settings(self) -> dict[str, Any]:
         """What entry 0 records for replay: every limit that decides what a query did."""
