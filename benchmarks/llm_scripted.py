@@ -5,7 +5,9 @@ server (:mod:`batchgate_gym.llm.server`) on a free port of 127.0.0.1 and played 
 ``batchgate run-model``'s runner (the official ``openai`` client), exactly as a
 model behind an API would be; the last one meets injected transport faults and
 model mistakes (a stall is held back an hour against a 10-second client timeout, so
-the faults table depends on the seeded schedule alone, not on the clock). The
+the faults table depends on the seeded schedule alone, not on the clock), and the
+gate's fourth has a short context: its longer episodes overflow and are scored as
+unfinished. The gate's players play each case twice. The
 result files go to ``benchmarks/results/llm/`` (replaced), and
 ``batchgate report --results`` over them prints that table, re-grading
 every row from its log.
@@ -34,16 +36,22 @@ from batchgate_gym.llm.server import ServerSettings, serve_in_thread
 TIMEOUT_S = 10.0
 STALL_S = 3600.0
 
+# A model whose context holds this many tokens (estimated): the longer episodes overflow it and
+# end unfinished, scored and counted (about half the eval split's careful episodes).
+CONTEXT_WINDOW = 1600
+ROLLOUTS = 2  # per case, so that the table has pass@2 and pass^2
+
 # (file and model name, policy served, server settings, runner settings)
 PLAYERS: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
-    ("scripted-careful", "careful", {}, {}),
-    ("scripted-naive", "naive", {}, {}),
+    ("scripted-careful", "careful", {}, {"rollouts": ROLLOUTS}),
+    ("scripted-naive", "naive", {}, {"rollouts": ROLLOUTS}),
     (
         "scripted-careful-faults",
         "careful",
         {"faults": 0.2, "model_errors": 0.1, "seed": 1, "stall": STALL_S, "retry_after": 0.05},
-        {"timeout": TIMEOUT_S, "max_retries": 1, "backoff": 0.05},
+        {"timeout": TIMEOUT_S, "max_retries": 1, "backoff": 0.05, "rollouts": ROLLOUTS},
     ),
+    ("scripted-careful-short-context", "careful", {"context_window": CONTEXT_WINDOW}, {"rollouts": ROLLOUTS}),
 ]
 # The other desks: careful and the reference player it is most often compared with.
 DESK_PLAYERS: dict[str, list[tuple[str, str, dict[str, Any], dict[str, Any]]]] = {
