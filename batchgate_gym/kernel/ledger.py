@@ -244,7 +244,7 @@ class Ledger:
         entry numbered in order and linked to the one before, the begin first, the seal
         last and counting the entries before it.
 
-        What an episode reports at its end. Every hash was computed by :meth:`append`
+        What an episode states in its last info. Every hash was computed by :meth:`append`
         from the entry it sits in, so recomputing them there would find what was just
         written; the hashes are checked where a log leaves the ledger (:meth:`export`)
         and wherever an exported log comes back (replay, results files).
