@@ -202,7 +202,14 @@ class TeamSetup:
         return {"turn": self.game.episodes[agent].turn, "calls": outcome.calls}
 
     def _final(self, agent: str) -> tuple[float, bool, bool, dict[str, Any]]:
-        """Reward, terminated, truncated and info of ``agent`` once the team is done."""
+        """Reward, terminated, truncated and info of ``agent`` once the team is done
+        (truncated, reward 0 and ``infra_error`` instead of a score if the machine stopped it)."""
+        turns = self.game.turns
+        if turns is not None and turns.infra_error:
+            info = final_info(self._case_fields(), {}, self.game.world.ledger, infra_error=turns.infra_error)
+            del info["score"]
+            info["turn"] = self.game.episodes[agent].turn
+            return 0.0, False, True, info
         result = self.game.result
         if result is None:
             raise RuntimeError("the team is not done yet")
@@ -301,6 +308,8 @@ class TeamGateParallelEnv(TeamSetup, ParallelEnv):
         infos: dict[str, dict[str, Any]] = {}
         for position, index in enumerate(self.np_random.permutation(len(live))):
             agent = live[index]
+            if self.game.done(agent):  # the machine stopped the game during this step
+                continue
             # An agent that sends nothing this step waits.
             outcome = self._act(agent, actions.get(agent, "wait()"))
             infos[agent] = {**self._step_info(agent, outcome), "position": position}

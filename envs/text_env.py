@@ -25,6 +25,7 @@ import numpy as np
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import Desk, EndingText, Episode, EpisodeLimits
+from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.kernel.ledger import Ledger, episode_nonce
 
 from .spaces import AsciiText
@@ -174,10 +175,13 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
 
     **Reward** 0 until the desk says it is finished (termination) or the turn limit
     is reached (truncation); that step pays ``score["reward"]`` of the desk's score.
+    An episode the machine stopped (a safety net fired: :mod:`~batchgate_gym.kernel.infra`)
+    is truncated with reward 0 and no score: it is an infrastructure error, not the
+    agent's failure, and is reported apart.
 
     **Info** ``turn`` and ``calls`` on every step; the last step adds the case's
-    fields, ``score``, ``log_intact``, ``log_entries`` and ``log_head``
-    (:func:`final_info`).
+    fields, ``score`` (or, instead, ``infra_error``), ``log_intact``, ``log_entries``
+    and ``log_head`` (:func:`final_info`).
 
     ``reset(seed=..., options=...)`` asks the case source for a case with
     ``self.np_random`` and the options, so one seed gives one case in any process.
@@ -243,9 +247,9 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
         reward = 0.0
         if outcome.terminated or outcome.truncated:
-            score = self.adapter.score(self.world).as_dict()
-            info.update(final_info(self.adapter.case_info(self.case), score, self.world.ledger))
-            reward = info["score"]["reward"]  # the exact reward, converted once
+            ended = self._ending_info(self.case, outcome.infra_error)
+            info.update(ended)
+            reward = ended["score"]["reward"] if "score" in ended else 0.0  # exact, converted once
         if self.render_mode == "ansi":
             ledger = self.world.ledger
             turns = self.limits.max_turns
@@ -270,6 +274,21 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self.world.ledger.seal(reason)
         score = self.adapter.score(self.world).as_dict()
         return final_info(self.adapter.case_info(self.case), score, self.world.ledger)
+
+    def _ending_info(self, case: CaseT, infra_error: str) -> dict[str, Any]:
+        """The last ``info``'s fields: the score, or, if the machine stopped the episode
+        (while it ran or while it was graded), ``infra_error`` and no score."""
+        case_fields = self.adapter.case_info(case)
+        if not infra_error:
+            try:
+                score = self.adapter.score(self.world).as_dict()
+            except InfraFailure as exc:
+                infra_error = str(exc) or "the machine stopped the grading"
+            else:
+                return final_info(case_fields, score, self.world.ledger)
+        info = final_info(case_fields, {}, self.world.ledger, infra_error=infra_error)
+        del info["score"]
+        return info
 
     def export_log(self) -> list[dict[str, Any]]:
         """The episode's hash-chained log as plain dicts (for replay and audit), its chain

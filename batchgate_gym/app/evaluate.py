@@ -48,6 +48,8 @@ class EpisodeResult:
     seed: int | None = None
     # Fields of the final info a desk names (``case_fields``), copied into its report per case.
     case_fields: dict[str, Any] = field(default_factory=dict)
+    # Why the machine stopped the episode (an infrastructure error: no score), or "".
+    infra_error: str = ""
 
     def __getattr__(self, name: str) -> Any:
         if name not in ("terms", "metrics") and not name.startswith("__"):
@@ -79,16 +81,21 @@ class Aggregate:
     """Means (exact) of the reward and terms, and totals of the metrics, over a group of episodes.
 
     Integer metrics are counts; float metrics are money, totalled exactly in cents.
-    Totals are also attributes (``aggregate.bad_batches_loaded``).
+    Totals are also attributes (``aggregate.bad_batches_loaded``). Episodes the machine
+    stopped (infrastructure errors) have no score: they are counted apart
+    (``infra_episodes``) and left out of every mean and total.
     """
 
     episodes: int
     means: dict[str, Fraction]
     counts: dict[str, int]
     cents: dict[str, int]
+    infra_episodes: int = 0
 
     @classmethod
     def of(cls, results: Sequence[EpisodeResult]) -> Aggregate:
+        infra = sum(1 for r in results if r.infra_error)
+        results = [r for r in results if not r.infra_error]
         n = len(results)
         terms = list(dict.fromkeys(name for r in results for name in r.terms))
         means = {
@@ -102,7 +109,7 @@ class Aggregate:
                     money[name] = money.get(name, 0) + cents(value)
                 else:
                     counts[name] = counts.get(name, 0) + int(value)
-        return cls(episodes=n, means=means, counts=counts, cents=money)
+        return cls(episodes=n, means=means, counts=counts, cents=money, infra_episodes=infra)
 
     def mean(self, name: str, digits: int = 4) -> float:
         return round(float(self.means[name]), digits)
@@ -141,6 +148,8 @@ class EvaluationResult:
         headline = desk.terms if desk.headline_terms is None else desk.headline_terms
         out: dict[str, Any] = {f"mean_{name}": self.overall.mean(name) for name in ("reward", *headline)}
         out.update({name: self.overall.total(name) for name in shown})
+        if self.overall.infra_episodes:
+            out["infra_episodes"] = self.overall.infra_episodes
         out["per_case"] = {
             r.case_id: {
                 "family": r.family,
@@ -148,6 +157,7 @@ class EvaluationResult:
                 "reward": r.reward,
                 **r.terms,
                 **{name: r.metrics[name] for name in shown},
+                **({"infra_error": r.infra_error} if r.infra_error else {}),
             }
             for r in self.episodes
         }
@@ -222,18 +232,32 @@ def run_episode(
         if terminated or truncated:
             break
     desk = desk or desks.get("gate")
+    played = {
+        "index": index,
+        "turns": info["turn"],
+        "calls": calls,
+        "terminated": terminated,
+        "truncated": truncated,
+        "seed": reset_kwargs.get("seed"),
+        "case_fields": {name: info[name] for name in desk.case_fields if name in info},
+    }
+    if "infra_error" in info:
+        return EpisodeResult(**played, **unscored_fields(desk, info))
     if desk.after_episode is not None:
         info = desk.after_episode(env, policy, info)
-    return EpisodeResult(
-        index=index,
-        turns=info["turn"],
-        calls=calls,
-        terminated=terminated,
-        truncated=truncated,
-        seed=reset_kwargs.get("seed"),
-        case_fields={name: info[name] for name in desk.case_fields if name in info},
-        **desk.episode_fields(info),
-    )
+    return EpisodeResult(**played, **desk.episode_fields(info))
+
+
+def unscored_fields(desk: desks.Desk, info: dict[str, Any]) -> dict[str, Any]:
+    """An episode the machine stopped: no score (zeros, left out of every mean), its error kept."""
+    return {
+        "case_id": info["case_id"],
+        "family": info.get("family", ""),
+        "reward": 0.0,
+        "terms": {term: 0.0 for term in desk.terms},
+        "metrics": {metric.name: 0.0 if metric.money else 0 for metric in desk.metrics},
+        "infra_error": str(info["infra_error"]),
+    }
 
 
 def _plan(

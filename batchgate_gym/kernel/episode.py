@@ -5,6 +5,12 @@ the ledger), and says when the agent has finished. The episode owns everything
 that is the same on every desk: parsing the action, refusing malformed ones as
 logged calls, the per-step call cap, the turn limit, the observation's charset and
 length, and sealing the log when the episode ends.
+
+A call the machine stops (a desk raising :class:`~.infra.InfraFailure`: a safety
+net fired) ends the episode there: the call is logged as not run with an
+``infra:`` note, the calls after it in the action are not run, and the log is
+sealed with a reason starting ``infra error:``. The outcome says so
+(``infra_error``); the episode is truncated, neither finished nor failed by the agent.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .codec import ActionError, ToolCall, ToolSpec, compact_json, cut, escape, parse_action, syntax_help
+from .infra import INFRA_NOTE, INFRA_SEAL, InfraFailure
 from .ledger import LogEntry
 from .plain import as_int, short_repr
 
@@ -29,7 +36,11 @@ class EpisodeLog(Protocol):
 
 
 class Desk(Protocol):
-    """What the episode needs from a domain."""
+    """What the episode needs from a domain.
+
+    A desk whose budgets one action's calls share (the SQL guard's VM steps) also
+    has ``begin_action()``; the episode calls it before each action's calls.
+    """
 
     @property
     def ledger(self) -> EpisodeLog: ...
@@ -90,6 +101,7 @@ class StepOutcome:
     terminated: bool
     truncated: bool
     calls: int
+    infra_error: str = ""  # why the machine stopped the episode, if it did
 
 
 class Episode:
@@ -111,6 +123,9 @@ class Episode:
             raise RuntimeError("the episode is over; reset before stepping again")
         self.turn += 1
         header = f"turn {self.turn} of {self.limits.max_turns}"
+        begin_action = getattr(self.desk, "begin_action", None)
+        if begin_action is not None:  # a desk whose budgets are shared by one action's calls
+            begin_action()
         try:
             calls = parse_action(action, self.desk.tools, self.limits.max_calls_per_step)
         except ActionError as exc:
@@ -118,8 +133,11 @@ class Episode:
             body = f"error: {exc}\n{self._syntax_help()}"
             ran = 0
         else:
-            body = "\n".join(self._run(call) for call in calls)
-            ran = len(calls)
+            lines, infra = self._run_all(calls)
+            body = "\n".join(lines)
+            ran = len(lines)
+            if infra:
+                return self._stopped_by_machine(header, body, ran, infra)
         self.calls += ran
         terminated = self.desk.finished
         truncated = not terminated and self.turn >= self.limits.max_turns
@@ -129,6 +147,29 @@ class Episode:
             body += "\n" + (self.ending.over if terminated else self.ending.out_of_turns)
         text = escape(f"{header}\n{body}")
         return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
+
+    def _run_all(self, calls: list[ToolCall]) -> tuple[list[str], str]:
+        """Each call's line, up to and including one the machine stopped, and why it stopped."""
+        lines = []
+        for call in calls:
+            try:
+                lines.append(self._run(call))
+            except InfraFailure as exc:
+                reason = str(exc) or "the machine stopped the call"
+                self.desk.ledger.append(call.name, call.args, False, (INFRA_NOTE + reason)[:500])
+                error = {"error": f"infrastructure error (not your action): {reason}"}
+                lines.append(f"> {escape(call.render())}\n{compact_json(error)}")
+                return lines, reason
+        return lines, ""
+
+    def _stopped_by_machine(self, header: str, body: str, ran: int, reason: str) -> StepOutcome:
+        """End the episode on an infrastructure error: sealed as one, truncated, the agent not at fault."""
+        self.calls += ran
+        self.over = True
+        self.desk.ledger.seal((INFRA_SEAL + reason)[:500])
+        body += "\nThe machine running this episode failed; the episode ends unscored."
+        text = escape(f"{header}\n{body}")
+        return StepOutcome(cut(text, self.limits.max_observation_chars), False, True, ran, reason)
 
     def _run(self, call: ToolCall) -> str:
         if self.desk.finished:

@@ -16,7 +16,10 @@ every desk shares (:func:`replay_log`):
 
 The driver knows no tool: which entries change a world, and how, is the world's
 business. Every way a malformed log can break a step surfaces as
-:class:`LogIntegrityError`, so that a caller sees that one error and no other.
+:class:`LogIntegrityError`, so that a caller sees that one error and no other. A
+genuine log of an episode the machine stopped (sealed as an infrastructure error)
+has no score: its replay raises :class:`~.infra.InfraFailure` after the chain
+verifies, and so does a replay during which a safety net fires.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from .infra import check_scorable
 from .ledger import LogIntegrityError, log_settings, verify_chain
 
 T = TypeVar("T")
@@ -85,6 +89,7 @@ def replay_verified(
         verify_chain(
             entries, require_seal=require_seal, head=head, key=key, case_digest=case_digest, nonce=nonce
         )
+        check_scorable(entries)
         return rederive(entries, log_settings(entries))
     except LogIntegrityError:
         raise

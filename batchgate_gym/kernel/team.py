@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from .codec import ToolCall, ToolSpec
 from .episode import EndingText, Episode, EpisodeLimits, StepOutcome
+from .infra import INFRA_SEAL
 from .ledger import Ledger, LogEntry
 
 AGENT_KEY = "agent"  # the args field naming the acting agent
@@ -117,16 +118,24 @@ class Seat:
     def call(self, call: ToolCall) -> Mapping[str, Any]:
         return self.world.call_as(self.agent, call)
 
+    def begin_action(self) -> None:
+        """The agent's action starts: the world's per-action budgets, if it has any, start again."""
+        begin = getattr(self.world, "begin_action", None)
+        if begin is not None:
+            begin()
+
 
 class TeamTurns:
     """The turn flow of a team game: one episode per agent, one seal for all.
 
     An agent's episode ends when it finishes or runs out of turns; once every
     agent's has, the shared log is sealed with ``all_finished`` (when the world says
-    every agent finished) or ``out_of_turns``.
+    every agent finished) or ``out_of_turns``. A call the machine stops ends every
+    agent's episode at once: the log is sealed as an infrastructure error
+    (``infra_error`` says why) and the game has no score.
     """
 
-    __slots__ = ("all_finished", "episodes", "out_of_turns", "world")
+    __slots__ = ("all_finished", "episodes", "infra_error", "out_of_turns", "world")
 
     def __init__(
         self,
@@ -141,6 +150,7 @@ class TeamTurns:
         self.all_finished = all_finished
         self.out_of_turns = out_of_turns
         self.episodes = {agent: Episode(Seat(world, agent), limits, ending) for agent in agents}
+        self.infra_error = ""  # why the machine stopped the game, if it did
 
     def done(self, agent: str) -> bool:
         return self.episodes[agent].over
@@ -152,6 +162,13 @@ class TeamTurns:
     def step(self, agent: str, action: object) -> tuple[StepOutcome, bool]:
         """Run one turn of ``agent``; the flag says this turn ended the game (and sealed the log)."""
         outcome = self.episodes[agent].step(action)
+        if outcome.infra_error and not self.world.ledger.sealed:
+            # The machine stopped one agent's call: the game ends for every agent, unscored.
+            self.infra_error = outcome.infra_error
+            for episode in self.episodes.values():
+                episode.over = True
+            self.world.ledger.seal((INFRA_SEAL + outcome.infra_error)[:500])
+            return outcome, True
         ended = self.over and not self.world.ledger.sealed
         if ended:
             self.world.ledger.seal(self.all_finished if self.world.finished else self.out_of_turns)

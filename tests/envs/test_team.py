@@ -263,3 +263,34 @@ def test_naive_plays_like_its_single_agent_self_when_no_batch_is_shared():
     single_mean = single.overall.mean("reward", 6)
     assert abs(team_mean - single_mean) < 0.02
     assert sum(r.bad_batches_loaded for r in team) == single.overall.bad_batches_loaded
+
+
+RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
+
+
+@pytest.mark.parametrize("form", ["aec", "parallel"])
+def test_a_call_the_machine_stops_ends_the_team_game_unscored(form):
+    """The safety net fires on one agent's query: every agent's episode ends, truncated, with the
+    infrastructure error and no score; the shared log is sealed as one and has no score to replay."""
+    from batchgate_gym.kernel.infra import InfraFailure
+    from batchgate_gym.kernel.sqlguard import SqlBudget
+
+    budget = SqlBudget(max_steps=10**12, max_action_steps=10**12, max_seconds=0.2)
+    action = f'run_sql("{RUNAWAY}")'
+    if form == "aec":
+        game = env(n_agents=2, sql_budget=budget)
+        game.reset(seed=SEED)
+        game.step(action)
+        infos, rewards, truncations = game.infos, game.rewards, game.truncations
+    else:
+        game = parallel_env(n_agents=2, sql_budget=budget)
+        game.reset(seed=SEED)
+        _, rewards, _, truncations, infos = game.step(dict.fromkeys(game.agents, action))
+    assert set(infos) == {"gate_0", "gate_1"}
+    for agent, info in infos.items():
+        assert "safety limit" in info["infra_error"] and "score" not in info, agent
+        assert rewards[agent] == 0.0 and truncations[agent], agent
+    log = game.export_log()
+    assert log[-1]["args"]["reason"].startswith("infra error: ")
+    with pytest.raises(InfraFailure, match="no score"):
+        replay_team(game.unwrapped.game.case if form == "aec" else game.game.case, log, head=log[-1]["hash"])

@@ -371,6 +371,10 @@ class GateWorld:
     def call(self, call: ToolCall) -> Mapping[str, Any]:
         return self._handlers[call.name](**call.args)
 
+    def begin_action(self) -> None:
+        """An action starts: its queries share one VM-step budget (the guard's)."""
+        self.guard.begin_action()
+
     def _keyed(self, sql: str) -> str:
         """``sql`` keyed by the schema of the image restored, as :meth:`SqlGuard.keyed`
         keys it: nothing changes the schema during an episode (the world's statements

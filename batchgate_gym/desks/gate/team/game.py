@@ -88,7 +88,7 @@ class TeamGame:
         if self.turns is None:
             raise RuntimeError("start the game with a case first")
         outcome, ended = self.turns.step(agent, action)
-        if ended:
+        if ended and not self.turns.infra_error:  # a game the machine stopped has no score
             self.result = grade_team(
                 self.case,
                 self.world.ledger.entries,
