@@ -49,10 +49,15 @@ _FLAGS = frozenset("-+ #!0,")
 class BoundedFunctions:
     """Checked ``printf``/``format`` for connections whose values are at most ``max_value_bytes``."""
 
-    __slots__ = ("_limit", "_private")
+    __slots__ = ("_charge", "_limit", "_private")
 
-    def __init__(self, max_value_bytes: int) -> None:
+    def __init__(self, max_value_bytes: int, charge: Callable[[int], None] | None = None) -> None:
         self._limit = int(max_value_bytes)
+        # Told the work each call did, in characters formatted (a width lowered to one past
+        # the limit still formats that many before SQLite throws the result away): a guard
+        # counts it with its VM steps, so a query calling printf on every row is held to the
+        # same step budget, not to a clock.
+        self._charge = charge
         # SQLite's own printf runs on a private connection: same value limit, no
         # authorizer, no progress handler. Opened on the first call (most episodes
         # never format anything, and a thousand live environments should not hold a
@@ -66,32 +71,35 @@ class BoundedFunctions:
 
     def printf(self, *args: object) -> str | None:
         """SQLite's ``printf(format, ...)``, with every width and precision bounded."""
+        lowered = 0
         if args:
-            args = self._bounded(args)
+            args, lowered = self._bounded(args)
         marks = ", ".join("?" * len(args))
-        text: str | None = self._connection().execute(f"SELECT printf({marks})", args).fetchone()[0]
+        text: str | None = self.connection().execute(f"SELECT printf({marks})", args).fetchone()[0]
+        if self._charge is not None:
+            self._charge(lowered * (self._limit + 1) + len(text or ""))
         return text
 
-    def _connection(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
         if self._private is None:
             self._private = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self._private.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self._limit)
         return self._private
 
-    def _bounded(self, args: tuple[object, ...]) -> tuple[object, ...]:
-        """``args`` with each width or precision above the limit lowered to one past it."""
+    def _bounded(self, args: tuple[object, ...]) -> tuple[tuple[object, ...], int]:
+        """``args`` with each width or precision above the limit lowered to one past it, and how many were."""
         fmt = args[0]
         if isinstance(fmt, bytes):  # a blob format is read as text, byte by byte
             text = fmt.decode("latin-1")
         elif isinstance(fmt, str):
             text = fmt
         else:
-            return args  # NULL, or a number's text: no conversion in it
+            return args, 0  # NULL, or a number's text: no conversion in it
         if "%" not in text:
-            return args
+            return args, 0
         edits, star_values = _oversized(text, args, self._limit, self._int64)
         if not edits and not star_values:
-            return args
+            return args, 0
         bound = str(self._limit + 1)
         pieces, last = [], 0
         for start, end in edits:
@@ -103,7 +111,7 @@ class BoundedFunctions:
         new_args = [new_fmt, *args[1:]]
         for index, negative in star_values.items():
             new_args[index] = -(self._limit + 1) if negative else self._limit + 1
-        return tuple(new_args)
+        return tuple(new_args), len(edits) + len(star_values)
 
     def _int64(self, value: object) -> int:
         """The 64-bit integer SQLite reads from ``value`` (``sqlite3_value_int64``)."""
@@ -111,7 +119,7 @@ class BoundedFunctions:
             return 0
         if isinstance(value, int):
             return value
-        return int(self._connection().execute("SELECT printf('%lld', ?)", (value,)).fetchone()[0])
+        return int(self.connection().execute("SELECT printf('%lld', ?)", (value,)).fetchone()[0])
 
 
 def _int32(value: int) -> int:
@@ -222,3 +230,51 @@ def _oversized(
             break  # SQLite stops formatting here
         i = text.find("%", i + 1, n)
     return edits, stars
+
+
+# SQLite's date and time functions and where each takes its time value: the first
+# argument, or (strftime) the second, after the format.
+DATE_FUNCTIONS = {"date": 0, "time": 0, "datetime": 0, "julianday": 0, "unixepoch": 0, "strftime": 1}
+# Arguments that make a date function read the clock ('now') or the machine's time zone.
+CLOCK_WORDS = frozenset({"now", "localtime", "utc"})
+
+
+class ClockRead(Exception):
+    """A date function was asked to read the clock or the machine's time zone."""
+
+
+class ClockFreeDates:
+    """SQLite's date and time functions, refusing the clock and the machine's time zone.
+
+    Given ``'now'`` (or no time value, which means now), or the ``'localtime'`` and
+    ``'utc'`` modifiers (whose result depends on the machine's time zone), a
+    function of :data:`DATE_FUNCTIONS` fails; anything else is computed by SQLite's
+    own function on the private connection of a :class:`BoundedFunctions`, so every
+    result is SQLite's. The last refusal is kept in ``refused`` (SQLite reports any
+    exception a function raises as the same generic error) for the guard to word.
+    """
+
+    __slots__ = ("_functions", "refused")
+
+    def __init__(self, functions: BoundedFunctions) -> None:
+        self._functions = functions
+        self.refused = ""
+
+    def install(self, conn: sqlite3.Connection) -> None:
+        for name, position in DATE_FUNCTIONS.items():
+            conn.create_function(name, -1, self._checked(name, position), deterministic=True)
+
+    def _checked(self, name: str, position: int) -> Callable[..., str | float | None]:
+        def call(*args: object) -> str | float | None:
+            clock = len(args) <= position or any(
+                isinstance(a, str) and a.strip().lower() in CLOCK_WORDS for a in args[position:]
+            )
+            if clock:
+                self.refused = name
+                raise ClockRead(name)
+            marks = ", ".join("?" * len(args))
+            conn = self._functions.connection()
+            value: str | float | None = conn.execute(f"SELECT {name}({marks})", args).fetchone()[0]
+            return value
+
+        return call

@@ -10,9 +10,27 @@ hold on three fronts at once:
   query by its grammar (one SQLite might never ask the authorizer about: VACUUM, for
   one), while a SELECT, VALUES or WITH statement, which cannot write without asking,
   runs without switching it (a switch expires every prepared statement);
-* nothing runs away: a progress handler interrupts a query past its VM-step,
-  wall-clock or memory budget (the process's resident memory may not grow by
-  more than ``max_memory_bytes`` during one query), connection limits cap value
+* nothing runs away, and what stops a query is counted, not timed: a progress
+  handler interrupts a query past its VM-step budget (``max_steps`` for one
+  query, ``max_action_steps`` for every query of one action together: call
+  :meth:`SqlGuard.begin_action` when an action starts) or its memory budget (the
+  process's resident memory may not grow by more than ``max_memory_bytes``
+  during one query); compiling is bounded before it starts, by the size of the
+  statement with its CTEs inlined (``max_inlined_tokens``, :mod:`.sqlshape`: a
+  chain of self-joined CTEs doubles at every level), and while it runs, by the
+  authorizer, which refuses a statement once it has been asked
+  ``max_compile_calls`` times (every table and column named counts, each time a
+  view or CTE is expanded). Work inside one VM instruction that the step count
+  cannot see is held to ``max_cpu_seconds`` of the query's own thread's CPU time
+  (a LIKE over a long text, say: a paused process spends none, a contended one
+  about the same, and honest queries stay far below it); the checked ``printf``
+  charges its work as steps. Those budgets decide what an agent's query did, the
+  same on an idle machine and a busy one. The wall clock is only a safety net: a
+  query past ``max_seconds`` is stopped with :class:`SqlSafetyStop`, an
+  infrastructure error, never the agent's refusal.
+  With ``deterministic=True`` the functions that read the clock or draw random
+  numbers (``random()``, ``date('now')``, ``current_timestamp`` ...) are refused,
+  so a query's result depends on the data alone. Connection limits cap value
   length, LIKE patterns and result width, the built-in functions whose work a
   number sets (``printf``'s width and precision) are held to the same value limit
   (:mod:`.sqlfuncs`), since one call is one VM instruction the handler cannot
@@ -59,12 +77,30 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .sqlfuncs import BoundedFunctions
+from .infra import Clocks, InfraFailure, ThreadClock
+from .sqlfuncs import BoundedFunctions, ClockFreeDates
+from .sqlshape import MAX_INLINED_TOKENS, too_large
 
 _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
 _DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
+# What reads the clock or draws at random, refused under ``deterministic=True``. The
+# date functions read the clock only when given 'now' or nothing: ClockFreeDates.
+_NONDETERMINISTIC_FUNCTIONS = frozenset({"random", "current_timestamp", "current_date", "current_time"})
+# First keywords of statements that change something: refused before SQLite compiles them.
+_WRITING_WORDS = frozenset(
+    {
+        "insert", "update", "delete", "replace", "upsert", "create", "drop", "alter", "pragma",
+        "attach", "detach", "begin", "commit", "end", "rollback", "savepoint", "release",
+        "vacuum", "reindex", "analyze",
+    }
+)  # fmt: skip
+READING_ONLY = (
+    "only reading queries are allowed: SELECT, WITH ... SELECT, VALUES or EXPLAIN; "
+    "statements that write, change the schema or settings (INSERT, UPDATE, DELETE, CREATE, "
+    "DROP, ALTER, PRAGMA, ATTACH, transactions, VACUUM ...) are refused"
+)
 _STEP_GRANULARITY = 1000  # VM instructions between two progress-handler calls
 # Resident memory is read (from /proc) on the first progress call, which sets the
 # query's baseline, and then on every few calls after: most agent queries finish
@@ -76,8 +112,13 @@ _MEMORY_EVERY = 4
 class SqlBudget:
     """How much one agent query may cost and return."""
 
-    max_steps: int = 2_000_000
-    max_seconds: float = 2.0
+    max_steps: int = 2_000_000  # VM steps of one query: deterministic, decides what ran
+    max_action_steps: int = 8_000_000  # VM steps of every query of one action together
+    max_compile_calls: int = 20_000  # authorizer calls while one statement compiles
+    max_inlined_tokens: int = MAX_INLINED_TOKENS  # tokens of the statement with its CTEs inlined (sqlshape)
+    max_seconds: float = 30.0  # wall clock: a safety net only (SqlSafetyStop, an infrastructure error)
+    max_cpu_seconds: float = 2.0  # CPU time of the query's thread: work the step count cannot see
+    max_action_cpu_seconds: float = 6.0  # ... and of every query of one action together
     max_value_bytes: int = 20_000
     max_like_pattern: int = 200
     max_columns: int = 64
@@ -138,13 +179,61 @@ class SqlResult:
         return {"columns": self.columns, "rows": self.rows, "truncated": self.truncated}
 
 
+class ActionBudget:
+    """A per-query budget that one action's queries also share: ``per_query`` each, at most
+    ``per_action`` together. Until :meth:`begin` is first called (an episode calls it as each
+    action starts), each query has ``per_query`` alone. ``unit`` words an amount (a format)."""
+
+    __slots__ = ("per_action", "per_query", "spent", "unit")
+
+    def __init__(self, per_query: float, per_action: float, unit: str) -> None:
+        self.per_query = per_query
+        self.per_action = per_action
+        self.unit = unit
+        self.spent: float | None = None  # spent by this action's earlier queries; None: no action
+
+    def begin(self) -> None:
+        self.spent = 0
+
+    def allowance(self) -> float | None:
+        """What the next query may spend (less than ``per_query`` near the action's end); None: nothing."""
+        if self.spent is None:
+            return self.per_query
+        left = self.per_action - self.spent
+        return min(self.per_query, left) if left > 0 else None
+
+    def spend(self, amount: float) -> None:
+        if self.spent is not None:
+            self.spent += amount
+
+    def used_up(self) -> str:
+        """The refusal of a query that comes after the action's budget is spent."""
+        return f"this action's queries have used their {self.unit.format(self.per_action)}; run the query in a later action"
+
+
 class SqlRefused(Exception):
     """The query was refused, failed or was interrupted; nothing ran to completion."""
+
+
+class SqlSafetyStop(InfraFailure):
+    """A clock stopped the query: the safety net fired, an infrastructure error, not the agent's."""
 
 
 def clean_query(query: str) -> str:
     """One statement: surrounding whitespace and trailing semicolons removed."""
     return query.strip().rstrip(";").rstrip()
+
+
+NOT_UTF8 = "the query is not valid text: it holds a lone surrogate, which no UTF-8 text can carry"
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (no lone surrogates), as every engine reads it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def resident_bytes() -> int:
@@ -182,14 +271,23 @@ class SqlGuard:
     """Owns the authorizer, limits and budget of one SQLite connection."""
 
     __slots__ = (
+        "_action",
+        "_action_cpu",
         "_active",
+        "_charged",
+        "_clock",
+        "_compile_calls",
+        "_cpu_deadline",
+        "_dates",
         "_deadline",
+        "_deterministic",
         "_memory_ceiling",
         "_prepared",
         "_reuse",
         "_saw_select",
         "_schema",
         "_selects",
+        "_step_limit",
         "_steps",
         "_stopped_by",
         "_tables",
@@ -199,10 +297,25 @@ class SqlGuard:
     )
 
     def __init__(
-        self, conn: sqlite3.Connection, budget: SqlBudget | None = None, *, reuse_statements: bool = False
+        self,
+        conn: sqlite3.Connection,
+        budget: SqlBudget | None = None,
+        *,
+        reuse_statements: bool = False,
+        deterministic: bool = False,
     ) -> None:
         self.conn = conn
         self.budget = budget or SqlBudget()
+        self._deterministic = deterministic
+        self._clock: ThreadClock | None = None  # of the thread that runs queries, read on first use
+        self._cpu_deadline = 0.0
+        self._compile_calls = 0
+        self._charged = 0  # steps charged by checked functions for work inside one VM instruction
+        self._action = ActionBudget(self.budget.max_steps, self.budget.max_action_steps, "{:,} VM steps")
+        self._action_cpu = ActionBudget(
+            self.budget.max_cpu_seconds, self.budget.max_action_cpu_seconds, "{:g} s of CPU"
+        )
+        self._step_limit = 0  # the step count at which the running query stops
         self._active = False
         self._reuse = reuse_statements
         self._prepared = False  # the authorizer was asked while agent SQL was being compiled
@@ -219,7 +332,11 @@ class SqlGuard:
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.budget.max_like_pattern)
         conn.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, self.budget.max_columns)
-        BoundedFunctions(self.budget.max_value_bytes).install(conn)
+        functions = BoundedFunctions(self.budget.max_value_bytes, charge=self._charge)
+        functions.install(conn)
+        self._dates = ClockFreeDates(functions) if deterministic else None
+        if self._dates is not None:
+            self._dates.install(conn)
         _apply_process_heap_limit(conn)
         # Sorts and temporary b-trees would otherwise spill to temp files: a hostile
         # query wrote 266 MB to disk in its 2 s. In memory, the memory budget stops it.
@@ -231,25 +348,51 @@ class SqlGuard:
         if not self._active:
             return sqlite3.SQLITE_OK
         self._prepared = True
+        self._compile_calls += 1
+        if self._compile_calls > self.budget.max_compile_calls:
+            self._stopped_by = "compile"
+            return sqlite3.SQLITE_DENY
         if action not in _ALLOWED_ACTIONS:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_SELECT:
             self._saw_select = True
-        elif action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _DENIED_FUNCTIONS:
-            return sqlite3.SQLITE_DENY
+        elif action == sqlite3.SQLITE_FUNCTION and arg2:
+            name = arg2.lower()
+            if name in _DENIED_FUNCTIONS or (self._deterministic and name in _NONDETERMINISTIC_FUNCTIONS):
+                return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
+
+    def _charge(self, steps: int) -> None:
+        """Count work done inside one VM instruction (a checked function's) as VM steps."""
+        if self._active:
+            self._charged += steps
 
     def _progress(self) -> int:
         self._steps += _STEP_GRANULARITY
-        if self._steps > self.budget.max_steps:
-            self._stopped_by = "VM-step"
-        elif time.perf_counter() > self._deadline:
-            self._stopped_by = "time"
+        spent = self._steps + self._charged
+        if spent > self._step_limit:
+            self._stopped_by = "VM-step" if spent > self.budget.max_steps else "action's VM-step"
         elif self._over_memory():
             self._stopped_by = "memory"
+        elif time.perf_counter() > self._deadline:
+            self._stopped_by = "clock"
+        elif self._cpu_clock().cpu() > self._cpu_deadline:
+            self._stopped_by = "CPU-time"
         else:
             return 0
         return 1  # non-zero interrupts the statement
+
+    def _cpu_clock(self) -> ThreadClock:
+        clock = self._clock
+        if clock is None:
+            clock = self._clock = ThreadClock()
+        return clock
+
+    def begin_action(self) -> None:
+        """An action starts: its queries share ``max_action_steps`` from now on (until the
+        next call). A guard never told of actions holds each query to ``max_steps`` alone."""
+        self._action.begin()
+        self._action_cpu.begin()
 
     def _over_memory(self) -> bool:
         calls = self._steps // _STEP_GRANULARITY
@@ -259,8 +402,14 @@ class SqlGuard:
         return calls % _MEMORY_EVERY == 1 and resident_bytes() > self._memory_ceiling
 
     def run(self, query: str) -> SqlResult:
-        """Run one agent query; raise :class:`SqlRefused` with a readable reason."""
+        """Run one agent query; raise :class:`SqlRefused` with a readable reason, or
+        :class:`SqlSafetyStop` if a safety net (a clock) stopped it."""
         sql = self._checked(query)
+        budget = self.budget
+        steps, cpu = self._action.allowance(), self._action_cpu.allowance()
+        if steps is None or cpu is None:
+            raise SqlRefused((self._action if steps is None else self._action_cpu).used_up())
+        self._step_limit = int(steps)
         conn = self.conn
         # A statement that is a query by its grammar cannot write without asking the
         # authorizer; any other keeps the pragma as its backstop. (Switching the pragma
@@ -268,17 +417,23 @@ class SqlGuard:
         backstop = _first_word(sql) not in _QUERY_WORDS
         if backstop:
             conn.execute("PRAGMA query_only=1")
-        self._steps = 0
+        self._steps = self._charged = 0
         self._stopped_by = ""
+        if self._dates is not None:
+            self._dates.refused = ""
         self._active = True
         text = ""  # the statement as run, once it is
+        started: Clocks | None = None  # when it started running, once it does
         try:
             # Compiled under the authorizer as EXPLAIN first (once per text and schema),
             # which runs none of it and says which tables it opens, then for real.
             tables = self._tables_opened(sql)
             text = self._keyed_by_last_schema(sql)
             self._saw_select = self._prepared = False
-            self._deadline = time.perf_counter() + self.budget.max_seconds
+            self._compile_calls = 0
+            started = self._cpu_clock().now()
+            self._deadline = started.wall + budget.max_seconds
+            self._cpu_deadline = started.cpu + cpu
             conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
             cursor = conn.execute(text)
             fetched = cursor.fetchmany(self.budget.max_rows + 1)
@@ -287,9 +442,12 @@ class SqlGuard:
         except SqlRefused:
             raise
         except Exception as exc:
-            raise SqlRefused(_describe(exc, self._stopped_by)) from None
+            raise self._stopped(exc) from None
         finally:
             self._active = False
+            self._action.spend(self._steps + self._charged)
+            if started is not None:
+                self._action_cpu.spend(self._cpu_clock().cpu() - started.cpu)
             conn.set_progress_handler(None, 0)
             if backstop:
                 conn.execute("PRAGMA query_only=0")
@@ -297,10 +455,25 @@ class SqlGuard:
         if not saw_select:
             # A statement SQLite never authorized as a SELECT (REINDEX, say) is not a
             # query; query_only kept it from writing, and the agent is told so.
-            raise SqlRefused("only SELECT statements are allowed")
+            raise SqlRefused(READING_ONLY)
         rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
         return SqlResult(columns, rows, truncated, tables)
+
+    def _stopped(self, exc: BaseException) -> Exception:
+        """What to raise for a query that failed: the agent's refusal, or the safety net's stop."""
+        stopped_by = self._stopped_by
+        if stopped_by == "clock" and str(exc) == "interrupted":
+            return SqlSafetyStop(
+                f"the query ran past the {self.budget.max_seconds:g} s safety limit of the wall clock, "
+                f"which no query within its {self.budget.max_steps:,} VM steps reaches on a healthy machine"
+            )
+        if self._dates is not None and self._dates.refused:
+            return SqlRefused(
+                f"{self._dates.refused}() is not available with 'now', 'localtime' or 'utc' or without "
+                "a time value: results here may not depend on the clock or the time zone; give the date"
+            )
+        return SqlRefused(_describe(exc, stopped_by))
 
     def _note_select(self, text: str) -> bool:
         """Whether the statement just run was authorized as a SELECT.
@@ -371,9 +544,16 @@ class SqlGuard:
             raise SqlRefused("query must be a string")
         if len(query) > self.budget.max_query_chars:
             raise SqlRefused(f"query longer than {self.budget.max_query_chars} characters")
+        if not encodable(query):
+            raise SqlRefused(NOT_UTF8)
         sql = clean_query(query)
         if not sql:
             raise SqlRefused("empty query")
+        if _first_word(sql) in _WRITING_WORDS:
+            raise SqlRefused(READING_ONLY)
+        oversized = too_large(sql, self.budget.max_inlined_tokens)
+        if oversized:
+            raise SqlRefused(oversized)
         return sql
 
     def schema_changed(self, schema: SchemaKey | None = None) -> None:
@@ -425,18 +605,19 @@ class SqlGuard:
     def _compile_and_list(self, sql: str) -> tuple[str, ...]:
         """Compile ``sql`` under the (active) authorizer with EXPLAIN; name the tables it opens."""
         text = self.keyed(sql)  # a cached EXPLAIN lists the program of the schema it names
+        self._compile_calls = 0
         if _first_word(sql) == "explain":
             self._saw_select = self._prepared = False
             try:
                 self.conn.execute(text).close()  # still compiled under the authorizer
             except Exception as exc:
-                raise SqlRefused(_describe(exc, "")) from None
+                raise SqlRefused(_describe(exc, self._stopped_by)) from None
             self._note_select(text)  # run() may reuse this very statement
             return ()
         try:
             program = self.conn.execute("EXPLAIN " + text).fetchall()
         except Exception as exc:
-            raise SqlRefused(_describe(exc, "")) from None
+            raise SqlRefused(_describe(exc, self._stopped_by)) from None
         opened = {int(row[3]) for row in program if row[1] in _OPEN_READ and row[4] == 0}
         if not opened:
             return ()
@@ -520,8 +701,23 @@ def _cut(text: str, limit: int) -> str:
 
 def _describe(exc: BaseException, stopped_by: str) -> str:
     message = str(exc) or type(exc).__name__
+    if stopped_by == "compile":
+        return (
+            "query refused: compiling it names too many tables and columns "
+            "(a chain of CTEs that each read the one before more than once doubles at every level)"
+        )
+    if message == "interrupted" and stopped_by == "CPU-time":
+        return (
+            "query interrupted: it exceeded its CPU-time budget (work inside single steps, "
+            "a LIKE or GLOB over long text say, that the VM-step count cannot see)"
+        )
     if message == "interrupted":
-        return f"query interrupted: it exceeded its {stopped_by or 'time'} budget"
+        return f"query interrupted: it exceeded its {stopped_by or 'step'} budget"
     if isinstance(exc, MemoryError):
         return "query ran out of memory"
+    if message in ("not authorized", "authorization denied"):
+        return READING_ONLY
+    if message.startswith("not authorized to use function: "):
+        name = message.rpartition(": ")[2]
+        return f"function {name} is not available here (it allocates, loads code, reads the clock or draws at random)"
     return f"{type(exc).__name__}: {message}"

@@ -1,4 +1,4 @@
-"""Hostile SQL through ``run_sql``: refused or cut off, nothing written, time and memory bounded.
+"""Hostile SQL through ``run_sql``: refused or cut off, nothing written, work, time and memory bounded.
 
 Every query below runs in one fresh child process (so its peak memory is the
 suite's alone) against a world holding an orders and a customers batch. For each
@@ -6,7 +6,9 @@ query the child records the result, the time it took, whether any table, the
 schema, the attached databases or the files around changed, and how far the
 process's peak resident memory rose. The tests then hold each outcome to the
 guard's budget: refused (or interrupted) unless the query is listed as one that
-may answer within the output caps.
+may answer within the output caps. A query that only the CPU-time safety net stops
+(one VM instruction the step count cannot see) ends as an infrastructure failure, never
+as an answer, and within that net's CPU time.
 """
 
 from __future__ import annotations
@@ -178,10 +180,11 @@ def test_hostile_query_is_refused_writes_nothing_and_stays_in_budget(
         cells = [cell for row in result.get("rows", []) for cell in row]
         assert all(not isinstance(c, str) or len(c) <= budget.max_cell_chars + 20 for c in cells)
     else:
-        assert "error" in outcome["result"], outcome["result"]
+        assert "error" in outcome["result"] or "infra" in outcome["result"], outcome["result"]
         assert outcome["logged_executed"] is False
     assert outcome["unchanged"], "a table, the schema, the attached databases or a file changed"
-    assert outcome["seconds"] <= budget.max_seconds + TIME_MARGIN_S
+    assert outcome["cpu_seconds"] <= budget.max_cpu_seconds + TIME_MARGIN_S
+    assert outcome["seconds"] <= budget.max_seconds
     assert outcome["peak_growth_bytes"] <= MEMORY_BOUND_BYTES
 
 
@@ -208,7 +211,7 @@ out = {}
 default = GateWorld()
 out["default_limit"] = default.conn.execute("PRAGMA hard_heap_limit").fetchone()[0]
 set_process_heap_limit(24 << 20)
-tight = GateWorld(SqlBudget(max_memory_bytes=1 << 40, max_seconds=60.0))
+tight = GateWorld(SqlBudget(max_memory_bytes=1 << 40, max_seconds=60.0, max_cpu_seconds=60.0))
 tight.reset(case)
 out["tight_limit"] = tight.conn.execute("PRAGMA hard_heap_limit").fetchone()[0]
 out["hog"] = tight.run_sql(sys.argv[2])
@@ -281,6 +284,7 @@ def fingerprint(conn: Any, workdir: Path) -> str:
 def run_suite(workdir: Path) -> dict[str, dict[str, Any]]:
     from batchgate_gym.desks.gate.cases import load_cases
     from batchgate_gym.desks.gate.world import GateWorld
+    from batchgate_gym.kernel.infra import InfraFailure
 
     case = next(c for c in load_cases(FIXTURE) if c.case_id == CASE_ID)
     world = GateWorld()
@@ -291,14 +295,20 @@ def run_suite(workdir: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, template in HOSTILE.items():
         before, peak, writes = fingerprint(world.conn, workdir), _peak_bytes(), _disk_writes()
-        started = time.perf_counter()
-        result = world.run_sql(template.format(**names))
-        seconds = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.thread_time()
+        logged = len(world.ledger)
+        world.begin_action()  # each query is an action of its own, as an episode would make it
+        try:
+            result = world.run_sql(template.format(**names))
+        except InfraFailure as exc:  # the safety net: the episode would end as an infrastructure error
+            result = {"infra": str(exc)}
+        seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu
         out[name] = {
             "result": result,
             "seconds": seconds,
+            "cpu_seconds": cpu,
             "unchanged": fingerprint(world.conn, workdir) == before,
-            "logged_executed": world.ledger.entries[-1].executed,
+            "logged_executed": len(world.ledger) > logged and world.ledger.entries[-1].executed,
             "peak_growth_bytes": _peak_bytes() - peak,
             "disk_write_bytes": _disk_writes() - writes,
         }

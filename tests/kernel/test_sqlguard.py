@@ -8,7 +8,15 @@ import pytest
 from worldcase import small_case
 
 from batchgate_gym.desks.gate.world import GateWorld
-from batchgate_gym.kernel.sqlguard import SqlBudget
+from batchgate_gym.kernel.infra import InfraFailure
+from batchgate_gym.kernel.sqlguard import (
+    NOT_UTF8,
+    READING_ONLY,
+    SqlBudget,
+    SqlGuard,
+    SqlRefused,
+    SqlSafetyStop,
+)
 
 
 @pytest.fixture
@@ -67,14 +75,170 @@ def test_runaway_recursive_cte_is_interrupted_within_budget(world):
     assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]  # still responsive
 
 
-def test_wall_clock_budget_interrupts_too():
-    world = GateWorld(SqlBudget(max_steps=10**12, max_seconds=0.2))
+RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
+
+
+def test_the_wall_clock_is_only_a_safety_net_whose_stop_is_an_infra_failure():
+    """Past the wall clock the query stops, as an infrastructure failure: never the agent's refusal."""
+    world = GateWorld(SqlBudget(max_steps=10**12, max_action_steps=10**12, max_seconds=0.2))
     world.reset(small_case())
     started = time.perf_counter()
-    result = world.run_sql(
-        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
+    with pytest.raises(SqlSafetyStop, match="safety limit") as stop:
+        world.run_sql(RUNAWAY)
+    assert isinstance(stop.value, InfraFailure) and not isinstance(stop.value, SqlRefused)
+    assert time.perf_counter() - started < 1.0
+    assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]  # still responsive
+
+
+def test_work_the_step_count_cannot_see_is_held_to_the_query_threads_cpu_time():
+    """One LIKE over a long text is one VM step: the thread's CPU time bounds it, as the agent's refusal."""
+    world = GateWorld(SqlBudget(max_cpu_seconds=0.3))
+    world.reset(small_case())
+    pattern = "'" + "%a" * 99 + "b'"
+    bomb = (
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+        f"SELECT count(*) FROM r WHERE printf('%.*c', 19000, 'a') || x LIKE {pattern}"
     )
-    assert "time budget" in result["error"] and time.perf_counter() - started < 0.5
+    started = time.thread_time()
+    assert "CPU-time budget" in world.run_sql(bomb)["error"]
+    assert time.thread_time() - started < 1.0
+    assert world.ledger.entries[-1].executed is False
+
+
+def test_printf_charges_its_work_as_steps(world):
+    """A printf lowered to the value limit on every row is counted: the step budget stops it, not a clock."""
+    per_row = (
+        f"{RUNAWAY[: RUNAWAY.index(' SELECT max')]} SELECT count(printf('%.*c', 1000000000 + x, 'x')) FROM r"
+    )
+    assert world.run_sql(per_row)["error"] == "query interrupted: it exceeded its VM-step budget"
+    assert world.run_sql("SELECT printf('%.5c', 'x')")["rows"] == [["xxxxx"]]
+
+
+def test_an_episode_the_safety_net_stops_ends_unscored_and_has_no_score_to_replay():
+    from batchgate_gym.desks.gate.replay import replay
+    from batchgate_gym.envs.gate import BatchGateEnv
+
+    case = small_case()
+    env = BatchGateEnv(
+        [case], sql_budget=SqlBudget(max_steps=10**12, max_action_steps=10**12, max_seconds=0.2)
+    )
+    env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step(f'run_sql("{RUNAWAY}")\nlist_batches()')
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert "safety limit" in info["infra_error"] and "score" not in info
+    assert "infrastructure error" in observation and "list_batches" not in observation  # later calls not run
+    log = env.export_log()
+    assert log[-2]["executed"] is False and log[-2]["note"].startswith("infra: ")
+    assert log[-1]["args"]["reason"].startswith("infra error: ")
+    with pytest.raises(InfraFailure, match="no score"):
+        replay(case, log, head=info["log_head"])
+
+
+def test_the_step_budget_is_counted_not_timed(world):
+    """The same query stops at the same VM step whatever the clock: its result never varies."""
+    stopped = [world.run_sql(RUNAWAY)["error"] for _ in range(3)]
+    assert stopped == ["query interrupted: it exceeded its VM-step budget"] * 3
+
+
+def test_one_action_shares_one_step_budget():
+    """Queries of one action share max_action_steps: 32 slow queries in one action are bounded."""
+    world = GateWorld(SqlBudget(max_steps=2_000_000, max_action_steps=5_000_000))
+    world.reset(small_case())
+    world.begin_action()
+    answers = [world.run_sql(RUNAWAY) for _ in range(4)]
+    assert [a["error"] for a in answers[:2]] == ["query interrupted: it exceeded its VM-step budget"] * 2
+    assert answers[2]["error"] == "query interrupted: it exceeded its action's VM-step budget"
+    assert "used their 5,000,000 VM steps" in answers[3]["error"]
+    world.begin_action()
+    assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]
+
+
+def test_the_episode_starts_a_new_step_budget_for_each_action():
+    from batchgate_gym.envs.gate import BatchGateEnv
+
+    env = BatchGateEnv([small_case()], sql_budget=SqlBudget(max_steps=2_000_000, max_action_steps=3_000_000))
+    env.reset(seed=0)
+    action = "\n".join([f'run_sql("{RUNAWAY}")'] * 32)
+    started = time.perf_counter()
+    observation = env.step(action)[0]
+    assert observation.count("used their 3,000,000 VM steps") == 30
+    assert time.perf_counter() - started < 2.0
+    again = env.step('run_sql("SELECT COUNT(*) FROM stg_b_1")')[0]
+    assert '"rows":[[2]]' in again.replace(" ", "")
+
+
+def chained_ctes(depth: int, table: str = "stg_b_1") -> str:
+    """A chain of CTEs each joining the one before to itself: 2**depth reads once expanded."""
+    parts = [f"c0 AS (SELECT * FROM {table})"]
+    parts += [f"c{i} AS (SELECT x.* FROM c{i - 1} x JOIN c{i - 1} y ON 1)" for i in range(1, depth + 1)]
+    return "WITH " + ", ".join(parts) + f" SELECT count(*) FROM c{depth}"
+
+
+def test_a_self_joined_cte_chain_is_refused_before_it_compiles(world):
+    """Sixteen levels, under 900 characters: 65,536 copies once inlined, refused by counting the text."""
+    query = chained_ctes(16)
+    assert len(query) < 900
+    started = time.perf_counter()
+    result = world.run_sql(query)
+    assert (
+        "refused before compiling" in result["error"] and "tokens, over the 20,000 allowed" in result["error"]
+    )
+    assert time.perf_counter() - started < 0.5
+    assert world.ledger.entries[-1].executed is False
+    assert "error" not in world.run_sql(chained_ctes(3))
+
+
+def test_the_compile_budget_counts_what_the_authorizer_is_asked():
+    """A statement naming more than max_compile_calls tables and columns is refused while it compiles."""
+    world = GateWorld(SqlBudget(max_compile_calls=200))
+    world.reset(small_case())
+    assert "error" not in world.run_sql(chained_ctes(3))
+    assert "compiling it names too many" in world.run_sql(chained_ctes(6))["error"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "DROP TABLE x",
+        "DROP TABLE stg_b_1",
+        "DELETE FROM nowhere",
+        "PRAGMA foo",
+        "VACUUM",
+        "WITH x AS (SELECT 1) DELETE FROM wh_orders",
+        "REINDEX",
+    ],
+)
+def test_a_refusal_says_only_reading_queries_are_allowed_and_which(world, query):
+    error = world.run_sql(query)["error"]
+    assert error == READING_ONLY
+    assert "SELECT" in error and "INSERT" in error and "no such table" not in error
+
+
+def test_a_lone_surrogate_is_refused_as_text_that_is_not_utf8(world):
+    assert world.run_sql("SELECT '\ud800'")["error"] == NOT_UTF8
+
+
+def test_deterministic_guard_refuses_the_clock_and_chance():
+    import sqlite3
+
+    guard = SqlGuard(sqlite3.connect(":memory:"), deterministic=True)
+    for query in (
+        "SELECT random()",
+        "SELECT current_timestamp",
+        "SELECT date('now')",
+        "SELECT date()",
+        "SELECT strftime('%Y')",
+        "SELECT datetime('2020-01-01', 'localtime')",
+        "SELECT julianday(' NOW ')",
+        "SELECT abs(random()) % 2",
+    ):
+        with pytest.raises(SqlRefused, match="not available"):
+            guard.run(query)
+    assert guard.run("SELECT date('2020-01-31', '+1 day'), strftime('%Y-%m', '2020-02-03')").rows == [
+        ["2020-02-01", "2020-02"]
+    ]
+    plain = SqlGuard(sqlite3.connect(":memory:"))
+    assert plain.run("SELECT typeof(random())").rows == [["integer"]]  # only where asked
 
 
 def test_value_length_and_like_limits(world):

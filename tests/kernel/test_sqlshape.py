@@ -1,0 +1,57 @@
+"""The size of a statement with its CTEs inlined, counted from its text."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from batchgate_gym.kernel.sqlshape import inlined_tokens, too_large
+
+
+def chain(depth: int, references: int = 2) -> str:
+    parts = ["c0 AS (SELECT a FROM t)"]
+    for i in range(1, depth + 1):
+        joined = " JOIN ".join(f"c{i - 1} x{k}" for k in range(references))
+        parts.append(f"c{i} AS (SELECT x0.a FROM {joined})")
+    return "WITH " + ", ".join(parts) + f" SELECT count(*) FROM c{depth}"
+
+
+def test_a_chain_doubles_at_each_level_and_a_single_reference_does_not():
+    doubled = [inlined_tokens(chain(d)) for d in range(17)]
+    assert all(b > a for a, b in itertools.pairwise(doubled))
+    assert doubled[16] > 2**7 * doubled[8]
+    single = [inlined_tokens(chain(d, references=1)) for d in range(8)]
+    assert single[7] - single[6] == single[2] - single[1]  # a fixed number of tokens a level
+
+
+def test_plain_text_counts_its_tokens_and_names_in_strings_or_comments_are_not_references():
+    assert inlined_tokens("SELECT a, b FROM t") == 6
+    assert inlined_tokens("WITH c AS (SELECT 1) SELECT 'c c c' /* c c */ FROM c") == inlined_tokens(
+        "WITH c AS (SELECT 1) SELECT 'x' FROM c"
+    )
+
+
+def test_quoted_names_and_recursive_ctes():
+    assert inlined_tokens('WITH "C" AS (SELECT 1 x) SELECT * FROM c, "c"') > inlined_tokens(
+        'WITH "C" AS (SELECT 1 x) SELECT * FROM c'
+    )
+    recursive = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    assert inlined_tokens(recursive) < 60
+
+
+def test_the_refusal_names_the_size_and_the_limit():
+    assert too_large(chain(3), 1_000) is None
+    message = too_large(chain(16), 20_000)
+    assert message is not None and "over the 20,000 allowed" in message
+
+
+def test_a_long_chain_of_single_references_grows_linearly():
+    long = chain(3000, references=1)
+    assert inlined_tokens(long) < 3 * len(long)
+
+
+@given(st.text(max_size=300))
+def test_any_text_has_a_size(text: str) -> None:
+    assert inlined_tokens(text) >= 0
