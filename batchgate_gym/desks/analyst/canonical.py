@@ -26,6 +26,7 @@ import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -112,10 +113,18 @@ def _write_files(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: 
             frame.write_ndjson(into / f"{name}.json")
 
 
+def quiet(con: Any) -> Any:
+    """``con`` without DuckDB's progress bar, which the Python client switches on: drawn on the
+    process's stdout for any statement past two seconds of wall clock, it would put output that
+    depends on the machine's load into the caller's stream. Returns ``con``."""
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def _write_duckdb(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
     import duckdb
 
-    con = duckdb.connect(str(into / "store.duckdb"))
+    con = quiet(duckdb.connect(str(into / "store.duckdb")))
     try:
         for name in names:
             arrow = tables[name].to_arrow()  # noqa: F841 - named in the statement below

@@ -5,10 +5,17 @@ belong to a connection. Each dataset is loaded once per process from the case's
 Parquet copy into its own database of in-memory tables (the eight datasets opened
 last stay loaded; a store still open on one dropped fails as infrastructure). Each
 store is a fresh connection that selects that database, fixes its limits (one
-thread, a memory budget, a time budget, at most 51 result rows, standard NULLs for
-outer joins and empty aggregates, no spilling to disk) and then sets
-``readonly=1``, after which no setting can change: no write, no table function
-(``file``, ``url``, ``s3``, ``remote`` ... are refused by the engine itself).
+thread, a memory budget, at most :data:`CHDB_ROWS_READ` rows read from tables and
+as many in any join, sort, grouping or set, at most 51 result rows, UTC as the
+session's time zone, standard NULLs for outer joins and empty aggregates, no
+spilling to disk) and then sets ``readonly=1``, after which no setting can change:
+no write, no table function (``file``, ``url``, ``s3``, ``remote`` ... are refused
+by the engine itself). The engine counts those limits in rows and bytes, so what
+stops a query is the same on any machine; its wall-clock limit is only a safety
+net far above any honest query (:data:`CHDB_SECONDS`), and a query it stops
+raises :class:`~batchgate_gym.kernel.infra.InfraFailure`, an infrastructure
+error. Functions that read the clock, the server or chance (``now()``,
+``today()``, ``rand()``, ``generateUUIDv4()`` ...) are refused.
 
 Before a query runs, ClickHouse's own parse tree must show exactly one SELECT with
 no ``SETTINGS``, ``FORMAT`` or ``INTO OUTFILE`` (read-only mode does not stop
@@ -38,20 +45,32 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.kernel.infra import InfraFailure
+
 from .canonical import dataset_dir, table_names
 from .market import DataSpec
 from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, first_line, query_text, shaped_result
 
 EXTRA = "analyst-chdb"
-CHDB_SECONDS = 2.0
+CHDB_SECONDS = 60.0  # wall clock: a safety net only (an infrastructure error when it fires)
 CHDB_MEMORY_BYTES = 128 * 1024 * 1024
+CHDB_ROWS_READ = 20_000_000  # rows read from tables, and rows held by one join, sort, grouping or set
+# Value functions that read the clock, the server's time zone or chance: refused, so that
+# a result depends on the data alone.
+CLOCK_AND_CHANCE = frozenset(
+    {
+        "now", "now64", "nowInBlock", "nowInBlock64", "today", "yesterday", "timezone",
+        "serverTimezone", "timezoneOffset", "generateUUIDv4", "generateUUIDv7",
+        "generateSnowflakeID", "randomHadamardTransform",
+    }
+)  # fmt: skip
 # The engine's function categories whose ordinary functions only compute on their arguments.
 VALUE_CATEGORIES = frozenset(
     {
         "Arithmetic", "Arrays", "Bit", "Bitmap", "Comparison", "Conditional", "Dates and Times",
         "Distance", "Encoding", "Financial", "Geo", "Geo Polygon", "Hash", "IP Address", "Internal",
         "JSON", "Logical", "Map", "Mathematical", "Null", "NumericIndexedVector", "QBit",
-        "Random Number", "Rounding", "String", "String Replacement", "String Search",
+        "Rounding", "String", "String Replacement", "String Search",
         "String Splitting", "Time Series", "Time Window", "Tuple", "Type Conversion", "URL", "UUID",
     }
 )  # fmt: skip
@@ -104,8 +123,11 @@ def allowed_functions(con: Any) -> frozenset[str]:
             frozenset(
                 name
                 for name, categories in body["data"]
-                if name in VALUE_OTHERS
-                or (categories and {c.strip() for c in categories.split(",")} <= VALUE_CATEGORIES)
+                if name not in CLOCK_AND_CHANCE
+                and (
+                    name in VALUE_OTHERS
+                    or (categories and {c.strip() for c in categories.split(",")} <= VALUE_CATEGORIES)
+                )
             )
         )
     return _ALLOWED[0]
@@ -147,6 +169,13 @@ def _limits(seconds: float) -> tuple[str, ...]:
         f"max_memory_usage = {CHDB_MEMORY_BYTES}",
         f"max_execution_time = {seconds:g}",
         "timeout_overflow_mode = 'throw'",
+        f"max_rows_to_read = {CHDB_ROWS_READ}",
+        f"max_rows_in_join = {CHDB_ROWS_READ}",
+        f"max_rows_to_sort = {CHDB_ROWS_READ}",
+        f"max_rows_to_group_by = {CHDB_ROWS_READ}",
+        f"max_rows_in_set = {CHDB_ROWS_READ}",
+        f"max_rows_in_distinct = {CHDB_ROWS_READ}",
+        "session_timezone = 'UTC'",
         f"max_result_rows = {MAX_ROWS + 1}",
         "result_overflow_mode = 'break'",
         "join_use_nulls = 1",
@@ -261,6 +290,11 @@ class ChdbStore:
                 raise StoreRefused(f"table function {function.group(1)} is not available")
             called = _FUNCTION.search(line)
             if called and called.group(2) == "ordinary" and called.group(1) not in self._allowed:
+                if called.group(1) in CLOCK_AND_CHANCE or called.group(1).startswith(("rand", "fuzz")):
+                    raise StoreRefused(
+                        f"function {called.group(1)} is not available: a result here may depend on "
+                        "the data alone, not on the clock, the server or chance"
+                    )
                 raise StoreRefused(f"function {called.group(1)} is not available")
             table = _TABLE.match(line)
             if table:
@@ -280,7 +314,12 @@ class ChdbStore:
     def _classify(self, exc: Exception) -> Exception:
         text = first_line(exc)
         if "TIMEOUT_EXCEEDED" in text:
-            return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
+            return InfraFailure(
+                f"chdb store: the query ran past the {self.seconds:g} s safety limit, which no query "
+                "within the store's row and memory limits reaches on a healthy machine"
+            )
+        if "TOO_MANY_ROWS" in text or "SET_SIZE_LIMIT_EXCEEDED" in text:
+            return StoreRefused(f"stopped: over the store's limit of {CHDB_ROWS_READ:,} rows ({text[:160]})")
         if "MEMORY_LIMIT_EXCEEDED" in text:
             return StoreRefused(f"stopped: over the {CHDB_MEMORY_BYTES // 2**20} MB memory budget")
         if f"Database {self.db} does not exist" in text:  # dropped under a store still open
@@ -288,6 +327,9 @@ class ChdbStore:
         if "LOGICAL_ERROR" in text or "CANNOT_OPEN_FILE" in text or "FILE_DOESNT_EXIST" in text:
             return StoreFailure(f"chdb store failed: {text}")
         return StoreRefused(text)
+
+    def begin_action(self) -> None:
+        """Nothing to start again: the engine's limits hold each query, counted in rows."""
 
     def close(self) -> None:
         self.con.close()

@@ -22,7 +22,14 @@ from .world import AnalystWorld
 
 
 def score_live(world: AnalystWorld) -> AnalystScore:
-    return grade(world.case, world.ledger.entries, world.store)
+    return graded(world, world.ledger.entries)
+
+
+def graded(world: AnalystWorld, entries: Sequence[Any]) -> AnalystScore:
+    """The score of ``world``'s episode from ``entries``: the cited evidence re-run as one
+    action of its own (its queries share one action's budget), live and in a replay alike."""
+    world.begin_action()
+    return grade(world.case, entries, world.store)
 
 
 def fresh_world(case: AnalystCase, settings: Mapping[str, Any]) -> AnalystWorld:
@@ -53,7 +60,7 @@ def replay(
             log,
             case.digest,
             make_world=make,
-            grade=lambda world, entries: grade(case, entries, world.store),
+            grade=graded,
             head=head,
             key=key,
             nonce=nonce,

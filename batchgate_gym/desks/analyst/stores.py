@@ -1,12 +1,27 @@
 """The engines an agent queries: each started by the environment, bounded, read-only by construction.
 
 Every store answers ``tables()``, ``describe(table)`` and ``run(query)`` with the
-same caps as the kernel's SQL guard (one statement, at most 50 rows back, cells cut
-to 200 characters, a time budget and a memory budget) and says which of its tables
+same caps as the kernel's SQL guard (one statement of at most 20,000 characters and
+20,000 tokens with its CTEs inlined, valid UTF-8, at most 50 rows back, cells cut
+to 200 characters, a work budget and a memory budget) and says which of its tables
 a query read (``tables_read``), the record the grader checks evidence against.
 
+No result and no refusal depends on the clock or the machine's load, so that the
+evidence a grader re-runs, live or in a replay, gives what the agent saw:
+
+* the work budget is counted: SQLite's VM steps; for the DuckDB stores, which
+  count nothing else, the CPU time of the query's own thread (the store runs one
+  thread, a paused process spends none, a contended one about the same); the
+  queries of one action share a budget too (``begin_action``). A wall-clock limit
+  far above any honest query is only a safety net: when it fires the store raises
+  :class:`~batchgate_gym.kernel.infra.InfraFailure` and the episode ends as an
+  infrastructure error;
+* functions that read the clock, the time zone or a random source (``random()``,
+  ``now()``, ``current_timestamp``, ``date('now')``, ``uuid()`` ...) and table
+  samples are refused.
+
 * ``sqlite``: the kernel's guarded SQLite (:class:`~batchgate_gym.kernel.sqlguard.SqlGuard`:
-  authorizer, VM-step, time and memory budgets), one in-memory copy per episode;
+  authorizer, VM-step and memory budgets, clock-free), one in-memory copy per episode;
 * ``duckdb``: the dataset's DuckDB database file opened ``read_only``;
 * ``lake``: the Parquet copy, as views in an in-memory DuckDB;
 * ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB;
@@ -15,8 +30,8 @@ a query read (``tables_read``), the record the grader checks evidence against.
 The DuckDB stores run one thread under a memory limit with no spilling to disk,
 external access switched off after the views are made (only the case's own
 directory stays readable), extension installing and loading off, and the
-configuration locked; a query must parse as exactly one SELECT, and a timer
-interrupts it at the time budget. The built-ins whose output size an argument sets
+configuration locked; a query must parse as exactly one SELECT, and a watchdog
+interrupts it past its thread's CPU budget. The built-ins whose output size an argument sets
 (``repeat``, ``lpad``, ``range`` ...: one call is one step no interrupt stops) are
 refused by name, from DuckDB's own parse tree. What a DuckDB query read is the store's tables it
 names outside its own CTEs, and none when the plan scans nothing (``SELECT 42``).
@@ -28,6 +43,7 @@ grader counts as an infrastructure error, never as a wrong answer.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import functools
@@ -43,9 +59,19 @@ from typing import Any, Protocol
 import polars as pl
 
 from batchgate_gym.kernel import sqlite_image
-from batchgate_gym.kernel.sqlguard import SqlBudget, SqlGuard, SqlRefused, clean_query
+from batchgate_gym.kernel.infra import InfraFailure, ThreadClock
+from batchgate_gym.kernel.sqlguard import (
+    NOT_UTF8,
+    ActionBudget,
+    SqlBudget,
+    SqlGuard,
+    SqlRefused,
+    clean_query,
+    encodable,
+)
+from batchgate_gym.kernel.sqlshape import MAX_INLINED_TOKENS, too_large
 
-from .canonical import csv_tables, dataset_dir, table_names, tables_of
+from .canonical import csv_tables, dataset_dir, quiet, table_names, tables_of
 from .market import DataSpec
 
 STORES = ("sqlite", "duckdb", "lake", "files")
@@ -57,9 +83,31 @@ MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
 MAX_QUERY_CHARS = 20_000
 INSERT_ROWS = 200_000
-DUCK_SECONDS = 2.0
+DUCK_CPU_SECONDS = 2.0  # CPU time of one query's thread: the DuckDB stores' work budget
+DUCK_ACTION_CPU_SECONDS = 6.0  # ... and of every query of one action together
 DUCK_MEMORY = "128MB"
-SQLITE_BUDGET = SqlBudget(max_steps=20_000_000, max_seconds=2.0)
+SAFETY_NET_SECONDS = 60.0  # wall clock: only a safety net, far above any honest query
+SQLITE_BUDGET = SqlBudget(
+    max_steps=20_000_000,
+    max_action_steps=60_000_000,
+    max_seconds=SAFETY_NET_SECONDS,
+    # what the step count cannot see (one LIKE over a long text): careful's heaviest query
+    # takes a tenth of this, the rest of its queries far less
+    max_cpu_seconds=2.0,
+    max_action_cpu_seconds=6.0,
+)
+# DuckDB functions that read the clock, the session or a random source: a result must
+# depend on the data alone, so that evidence re-run later gives what the agent saw.
+CLOCK_AND_CHANCE = frozenset(
+    {
+        "random", "setseed", "gen_random_uuid", "uuid", "uuidv4", "uuidv7", "now",
+        "current_timestamp", "get_current_timestamp", "get_current_time", "current_date",
+        "current_time", "current_localtime", "current_localtimestamp", "localtime",
+        "localtimestamp", "today", "transaction_timestamp", "txid_current", "current_query",
+        "current_query_id", "current_transaction_id", "current_connection_id", "nextval",
+        "currval", "setval", "sleep_ms", "write_log",
+    }
+)  # fmt: skip
 # DuckDB built-ins whose output size an argument sets: one call is one step that no
 # interrupt stops (``repeat('x', 10**9)`` held a store for minutes past its budget,
 # outside the memory limit), so they are not offered at all.
@@ -115,6 +163,8 @@ class Store(Protocol):
 
     def run(self, query: str) -> StoreResult: ...
 
+    def begin_action(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -144,14 +194,20 @@ def _columns(frame: pl.DataFrame, types: dict[Any, str]) -> list[tuple[str, str]
 
 
 def query_text(query: object) -> str:
-    """The agent's query as one statement's text; :class:`StoreRefused` if it is not text, too long or empty."""
+    """The agent's query as one statement's text; :class:`StoreRefused` if it is not text
+    (or not valid UTF-8), too long, empty, or too large once its CTEs are inlined."""
     if not isinstance(query, str):
         raise StoreRefused("query must be a string")
     if len(query) > MAX_QUERY_CHARS:
         raise StoreRefused(f"query longer than {MAX_QUERY_CHARS} characters")
+    if not encodable(query):
+        raise StoreRefused(NOT_UTF8)
     sql = clean_query(query)
     if not sql:
         raise StoreRefused("empty query")
+    oversized = too_large(sql, MAX_INLINED_TOKENS)
+    if oversized:
+        raise StoreRefused(oversized)
     return sql
 
 
@@ -196,9 +252,12 @@ class SqliteStore:
     def __init__(
         self, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
-        budget = SQLITE_BUDGET if seconds is None else SqlBudget(SQLITE_BUDGET.max_steps, max_seconds=seconds)
+        budget = SQLITE_BUDGET
+        if seconds is not None:  # one query's CPU budget, and three queries' for an action
+            budget = dataclasses.replace(budget, max_cpu_seconds=seconds, max_action_cpu_seconds=3 * seconds)
         try:
-            self.guard = SqlGuard(sqlite_image.connection_from(sqlite_image_of(spec, visible)), budget)
+            conn = sqlite_image.connection_from(sqlite_image_of(spec, visible))
+            self.guard = SqlGuard(conn, budget, deterministic=True)
         except Exception as exc:
             raise StoreFailure(f"sqlite store could not start: {type(exc).__name__}") from None
 
@@ -221,6 +280,9 @@ class SqliteStore:
             raise StoreRefused(str(exc)) from None
         rows = [[plain_cell(v) for v in row] for row in result.rows]
         return StoreResult(result.columns, rows, result.truncated, result.tables_read)
+
+    def begin_action(self) -> None:
+        self.guard.begin_action()
 
     def close(self) -> None:
         self.guard.conn.close()
@@ -269,6 +331,7 @@ class _Named:
     functions: set[str]
     tables: set[str]
     ctes: set[str]
+    sampled: list[bool]  # [True] once a USING SAMPLE or TABLESAMPLE is met
 
 
 def _lock(con: Any, folder: Path) -> None:
@@ -300,7 +363,11 @@ class DuckStore:
     ) -> None:
         import duckdb
 
-        self.seconds = DUCK_SECONDS if seconds is None else seconds
+        self.seconds = DUCK_CPU_SECONDS if seconds is None else seconds
+        # the queries of one action share the CPU of three queries, whatever one query's budget
+        self.action = ActionBudget(
+            self.seconds, DUCK_ACTION_CPU_SECONDS * self.seconds / DUCK_CPU_SECONDS, "{:g} s of CPU"
+        )
         self.name = kind
         self.visible = table_names(spec) if visible is None else visible
         self._duckdb = duckdb
@@ -333,8 +400,10 @@ class DuckStore:
     def _open(self, kind: str, spec: DataSpec) -> Any:
         duckdb = self._duckdb
         if kind == "duckdb":
-            return duckdb.connect(str(self.folder / "store.duckdb"), read_only=True, config=_duck_config())
-        con = duckdb.connect(":memory:", config=_duck_config())
+            return quiet(
+                duckdb.connect(str(self.folder / "store.duckdb"), read_only=True, config=_duck_config())
+            )
+        con = quiet(duckdb.connect(":memory:", config=_duck_config()))
         tables, as_csv = tables_of(spec), csv_tables(spec)
         for name in self.visible:
             source = _view_source(kind, self.folder, name, tables[name], name in as_csv)
@@ -356,18 +425,26 @@ class DuckStore:
 
     def run(self, query: str) -> StoreResult:
         sql, named = self._checked(query)
+        allowance = self.action.allowance()
+        if allowance is None:
+            raise StoreRefused(self.action.used_up())
         tables = self._tables_read(sql, named)
-        timer = threading.Timer(self.seconds, self.con.interrupt)
-        timer.start()
+        watch = Watchdog(self.con.interrupt, allowance, SAFETY_NET_SECONDS)
         try:
-            cursor = self.con.execute(sql)
-            fetched = cursor.fetchmany(MAX_ROWS + 1)
-            names = [str(d[0])[:MAX_CELL_CHARS] for d in cursor.description or ()]
+            with watch:
+                cursor = self.con.execute(sql)
+                fetched = cursor.fetchmany(MAX_ROWS + 1)
+                names = [str(d[0])[:MAX_CELL_CHARS] for d in cursor.description or ()]
         except self._duckdb.Error as exc:
-            raise self._classify(exc) from None
+            raise self._classify(exc, watch) from None
         finally:
-            timer.cancel()
+            self.action.spend(watch.cpu_spent)
         return shaped_result(names, fetched, tables)
+
+    def begin_action(self) -> None:
+        """An action starts: its queries share :data:`DUCK_ACTION_CPU_SECONDS` from now on (until
+        the next call); a store never told of actions holds each query to its own budget alone."""
+        self.action.begin()
 
     def _checked(self, query: object) -> tuple[str, _Named]:
         """The query's text and what its parse tree names; :class:`StoreRefused` if it may not run."""
@@ -393,6 +470,14 @@ class DuckStore:
         )
         if engine:
             raise StoreRefused(f"{engine[0]} is not available: it reads the engine, not the case's data")
+        chance = sorted(named.functions & CLOCK_AND_CHANCE)
+        if chance:
+            raise StoreRefused(
+                f"{chance[0]}() is not available: a result here may depend on the data alone, "
+                "not on the clock, the session or chance"
+            )
+        if named.sampled:
+            raise StoreRefused("table samples are not available: a result here may depend on the data alone")
         return sql, named
 
     def _named(self, sql: str) -> _Named:
@@ -403,10 +488,17 @@ class DuckStore:
             raise StoreRefused(first_line(exc)) from None
         if tree.get("error"):
             raise StoreRefused(str(tree.get("error_message", "the query does not parse"))[:300])
-        named = _Named(set(), set(), set())
+        named = _Named(set(), set(), set(), [])
         for node in _walk(tree):
+            if node.get("sample") is not None:
+                named.sampled.append(True)
             if isinstance(node.get("function_name"), str):
                 named.functions.add(str(node["function_name"]).lower())
+            # current_date, current_time ... parse as a bare name, bound to a function later
+            column = node.get("column_names")
+            bare = isinstance(column, list) and len(column) == 1 and node.get("class") == "COLUMN_REF"
+            if bare and str(column[0]).lower() in CLOCK_AND_CHANCE:
+                named.functions.add(str(column[0]).lower())
             if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
                 named.tables.add(node["table_name"].lower())
             cte_map = node.get("cte_map")
@@ -424,10 +516,19 @@ class DuckStore:
             return ()
         return tuple(sorted((named.tables - named.ctes) & set(self._tables)))
 
-    def _classify(self, exc: Exception) -> Exception:
+    def _classify(self, exc: Exception, watch: Watchdog | None = None) -> Exception:
         duckdb = self._duckdb
         if isinstance(exc, duckdb.InterruptException):
-            return StoreRefused(f"interrupted: over the {self.seconds:g} s time budget")
+            if watch is not None and watch.stopped_by == "clock":
+                return InfraFailure(
+                    f"{self.name} store: the query ran past the {SAFETY_NET_SECONDS:g} s safety limit, "
+                    "which no query within its CPU budget reaches on a healthy machine"
+                )
+            if watch is not None and watch.limit < self.seconds:
+                return StoreRefused(
+                    f"interrupted: this action's queries used their {self.action.per_action:g} s of CPU"
+                )
+            return StoreRefused(f"interrupted: over the {self.seconds:g} s CPU budget of one query")
         if isinstance(exc, duckdb.OutOfMemoryException):
             return StoreRefused(f"stopped: over the {DUCK_MEMORY} memory budget")
         if isinstance(exc, (duckdb.IOException, duckdb.InternalException, duckdb.FatalException)):
@@ -436,6 +537,52 @@ class DuckStore:
 
     def close(self) -> None:
         self.con.close()
+
+
+class Watchdog:
+    """Stops one query from another thread: past ``limit`` seconds of the CPU time of the
+    thread that entered it (the work budget), or past ``wall`` seconds of the wall clock
+    (the safety net). ``stopped_by`` says which (``"cpu"``, ``"clock"`` or ``""``);
+    ``cpu_spent`` is the CPU time the query's thread spent between entry and exit.
+
+    Queries shorter than one poll never meet the watchdog's thread at all.
+    """
+
+    POLL_SECONDS = 0.02
+
+    def __init__(self, interrupt: Any, limit: float, wall: float) -> None:
+        self.interrupt = interrupt
+        self.limit = limit
+        self.wall = wall
+        self.stopped_by = ""
+        self.cpu_spent = 0.0
+        self._clock = ThreadClock()
+        self._start = self._clock.now()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Watchdog:
+        self._clock = ThreadClock()
+        self._start = self._clock.now()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.cpu_spent = self._clock.cpu() - self._start.cpu
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.POLL_SECONDS):
+            now = self._clock.now()
+            if now.cpu - self._start.cpu > self.limit:
+                self.stopped_by = "cpu"
+            elif now.wall - self._start.wall > self.wall:
+                self.stopped_by = "clock"
+            else:
+                continue
+            self.interrupt()
+            return
 
 
 def first_line(exc: Exception) -> str:

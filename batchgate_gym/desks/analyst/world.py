@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
+from batchgate_gym.kernel.infra import INFRA_NOTE
 from batchgate_gym.kernel.ledger import Ledger
 
 from . import forking
@@ -27,7 +28,7 @@ from .questions import CATALOG
 from .stores import Store, StoreFailure, StoreRefused, open_store
 from .tools import ANALYST_ENDING, ANALYST_TOOLS, FINISHING, MAX_EVIDENCE
 
-INFRA = "infra: "
+INFRA = INFRA_NOTE
 
 
 def visible_tables(case: AnalystCase, store: str) -> tuple[str, ...]:
@@ -84,6 +85,11 @@ class StoreSet:
             store = self._open[name] = open_store(name, self.case.data, visible_tables(self.case, name))
         return store
 
+    def begin_action(self) -> None:
+        """An action starts: each store's per-action work budget starts again."""
+        for store in self._open.values():
+            store.begin_action()
+
     def close(self) -> None:
         for store in self._open.values():
             store.close()
@@ -130,6 +136,11 @@ class AnalystWorld:
         if self.stores is None:
             raise RuntimeError("reset the world with a case first")
         return self.stores.get(name)
+
+    def begin_action(self) -> None:
+        """An action starts (the kernel's episode calls this): the stores' per-action budgets start again."""
+        if self.stores is not None:
+            self.stores.begin_action()
 
     def close(self) -> None:
         if self.stores is not None:

@@ -171,7 +171,7 @@ def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache(
     assert first.con is not other.con
     answers: list = []
     worker = threading.Thread(target=lambda: answers.append(other.run("SELECT count(*) FROM orders").rows))
-    with pytest.raises(StoreRefused, match=r"time budget|memory budget"):
+    with pytest.raises(StoreRefused, match=r"CPU budget|memory budget"):
         first.run("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r")
     worker.start()
     worker.join(10)
@@ -185,3 +185,20 @@ def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache(
         first.run("SET enable_external_access = true")
     first.close()
     other.close()
+
+
+def test_one_action_of_32_slow_queries_is_bounded_by_the_actions_budget(store) -> None:
+    """An action's queries share one budget (three queries' worth): the rest are refused at once."""
+    slow = "SELECT count(*) FROM order_items a, order_items b, order_items c WHERE a.order_id < b.order_id || c.order_id"
+    store.begin_action()
+    started = time.thread_time()
+    refusals = []
+    for _ in range(32):
+        try:
+            store.run(slow)
+        except StoreRefused as refused:
+            refusals.append(str(refused))
+    assert time.thread_time() - started < 3 * BUDGET + MARGIN
+    assert sum("this action's queries have used their" in r for r in refusals) >= 28, refusals[-1]
+    store.begin_action()
+    assert store.run("SELECT count(*) AS n FROM orders").rows == [[300]]
