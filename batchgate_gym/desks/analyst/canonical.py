@@ -114,10 +114,13 @@ def _write_files(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: 
 
 
 def quiet(con: Any) -> Any:
-    """``con`` without DuckDB's progress bar, which the Python client switches on: drawn on the
-    process's stdout for any statement past two seconds of wall clock, it would put output that
-    depends on the machine's load into the caller's stream. Returns ``con``."""
-    con.execute("SET enable_progress_bar = false")
+    """``con`` without DuckDB's progress bar, which the Python client switches on for a new
+    database: drawn on the process's stdout for any statement past two seconds of wall clock,
+    it would put output that depends on the machine's load into the caller's stream. A second
+    opening of a database file the process already locked down cannot change it, and needs
+    not: the stores query through cursors, whose bar is off. Returns ``con``."""
+    if not con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+        con.execute("SET enable_progress_bar = false")
     return con
 
 

@@ -456,7 +456,11 @@ class DuckStore:
         if len(statements) != 1:
             raise StoreRefused("one statement at a time")
         if statements[0].type != self._duckdb.StatementType.SELECT:
-            raise StoreRefused("only SELECT statements are allowed")
+            raise StoreRefused(
+                "only reading queries are allowed: one SELECT (or WITH ... SELECT); statements that "
+                "write, change the schema or settings (INSERT, UPDATE, DELETE, CREATE, DROP, COPY, "
+                "ATTACH, SET, INSTALL ...) are refused"
+            )
         named = self._named(sql)
         called = sorted(named.functions & SIZED_FUNCTIONS)
         if called:
@@ -545,7 +549,8 @@ class Watchdog:
     (the safety net). ``stopped_by`` says which (``"cpu"``, ``"clock"`` or ``""``);
     ``cpu_spent`` is the CPU time the query's thread spent between entry and exit.
 
-    Queries shorter than one poll never meet the watchdog's thread at all.
+    Built and entered in the thread that runs the query. A query shorter than one poll
+    costs the start of the watchdog's thread and nothing more.
     """
 
     POLL_SECONDS = 0.02
@@ -562,7 +567,6 @@ class Watchdog:
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def __enter__(self) -> Watchdog:
-        self._clock = ThreadClock()
         self._start = self._clock.now()
         self._thread.start()
         return self
