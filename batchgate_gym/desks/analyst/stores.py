@@ -500,9 +500,10 @@ class DuckStore:
                 named.functions.add(str(node["function_name"]).lower())
             # current_date, current_time ... parse as a bare name, bound to a function later
             column = node.get("column_names")
-            bare = isinstance(column, list) and len(column) == 1 and node.get("class") == "COLUMN_REF"
-            if bare and str(column[0]).lower() in CLOCK_AND_CHANCE:
-                named.functions.add(str(column[0]).lower())
+            if isinstance(column, list) and len(column) == 1 and node.get("class") == "COLUMN_REF":
+                bare = str(column[0]).lower()
+                if bare in CLOCK_AND_CHANCE:
+                    named.functions.add(bare)
             if node.get("type") == "BASE_TABLE" and isinstance(node.get("table_name"), str):
                 named.tables.add(node["table_name"].lower())
             cte_map = node.get("cte_map")
