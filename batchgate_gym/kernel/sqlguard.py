@@ -195,6 +195,10 @@ class ActionBudget:
     def begin(self) -> None:
         self.spent = 0
 
+    def end(self) -> None:
+        """No action any more: each query has ``per_query`` alone until the next :meth:`begin`."""
+        self.spent = None
+
     def allowance(self) -> float | None:
         """What the next query may spend (less than ``per_query`` near the action's end); None: nothing."""
         if self.spent is None:
@@ -393,6 +397,12 @@ class SqlGuard:
         next call). A guard never told of actions holds each query to ``max_steps`` alone."""
         self._action.begin()
         self._action_cpu.begin()
+
+    def end_actions(self) -> None:
+        """Back to no action (a new episode starts): each query has its own budget alone
+        until :meth:`begin_action` is called again."""
+        self._action.end()
+        self._action_cpu.end()
 
     def _over_memory(self) -> bool:
         calls = self._steps // _STEP_GRANULARITY

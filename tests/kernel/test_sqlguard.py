@@ -151,6 +151,12 @@ def test_one_action_shares_one_step_budget():
     assert "used their 5,000,000 VM steps" in answers[3]["error"]
     world.begin_action()
     assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]
+    for _ in range(3):
+        world.run_sql(RUNAWAY)
+    world.reset(small_case())  # a new episode: no action open, each query its own budget again
+    assert [world.run_sql(RUNAWAY)["error"] for _ in range(3)] == [
+        "query interrupted: it exceeded its VM-step budget"
+    ] * 3
 
 
 def test_the_episode_starts_a_new_step_budget_for_each_action():

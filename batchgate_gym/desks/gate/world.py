@@ -346,6 +346,7 @@ class GateWorld:
         """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
         prepared = self.prepared = prepare(case)
         restore(self.guard, prepared.image, prepared.schema)
+        self.guard.end_actions()  # the guard may come from an earlier world, mid-action
         self._reset_state(nonce)
 
     @property
