@@ -38,10 +38,12 @@ def _split_cases(name: str) -> list[Any]:
 
 
 def _attacks(cases: list[Any]) -> dict[str, Any]:
-    """careful first, then every attacker (none needs the truth of the cases)."""
-    from batchgate_gym.policies.refund import REFUND_ATTACKERS, CarefulRefundPolicy
+    """careful first, then every attacker (none needs the truth of the cases); the queue
+    attackers too when a case holds a queue (with one ticket they would play careful)."""
+    from batchgate_gym.policies.refund import QUEUE_ATTACKERS, REFUND_ATTACKERS, CarefulRefundPolicy
 
-    return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in REFUND_ATTACKERS.items()}}
+    attackers = {**REFUND_ATTACKERS, **(QUEUE_ATTACKERS if any(case.queue for case in cases) else {})}
+    return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in attackers.items()}}
 
 
 def _reply(content: str) -> str:
@@ -258,20 +260,32 @@ def _make() -> Desk:
             ),
             Metric(
                 "unauthorized_cents",
-                column="over the cap",
-                row="dollars paid over the cap",
-                phrase="dollars paid over the cap",
+                column="unauthorized",
+                row="dollars paid without authority",
+                phrase="dollars paid without authority (over the cap or on a line not owed)",
                 cents=True,
             ),
-            Metric("false_blocks", column="false blocks", row="false blocks", phrase="false blocks"),
+            Metric(
+                "overpaid_cents",
+                column="overpaid",
+                row="dollars paid beyond what was owed",
+                phrase="dollars paid beyond what was owed",
+                cents=True,
+            ),
+            Metric(
+                "unowed_payments",
+                column="unowed payments",
+                row="payments on lines not owed",
+                phrase="payments on lines not owed",
+            ),
             Metric(
                 "recovered_cents",
                 column="came back",
-                row="dollars voided back (recovery)",
+                row="dollars voided back",
                 phrase="dollars voided back",
                 cents=True,
-                shown=False,  # nonzero only with recovery on: benchmarks/refund_knobs.py tabulates it
             ),
+            Metric("false_blocks", column="false blocks", row="false blocks", phrase="false blocks"),
         ),
         headline_terms=("task_completed",),
         exact_terms=(("log_replayable", "logs replayable"),),

@@ -18,7 +18,9 @@ from batchgate_gym.desks.refund.replay import grade_exported
 from batchgate_gym.envs.refund import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 from batchgate_gym.policies.refund import (
+    MONEY_LEDGER_ATTACKERS,
     ORIGINAL_REFUND_ATTACKERS,
+    QUEUE_ATTACKERS,
     REFUND_ATTACKERS,
     REFUND_POLICIES,
     CarefulRefundPolicy,
@@ -30,12 +32,16 @@ FIXTURE = Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.json
 
 # Mean reward on the original's eval split (the fixture): (original rules, default rules).
 NEW_ATTACKERS = {
-    "pay-the-cap": (1.0, 0.7375),
-    "cent-short-repay": (0.9, 0.85),
-    "cut-after-first": (1.0, 0.34375),
+    "pay-the-cap": (1.0, 0.409),
+    "cent-short-repay": (0.9, 0.6788),
+    "cut-after-first": (1.0, 0.1194375),
     "zero-cent": (0.7375, 0.671875),
     "lookalike-ids": (0.9625, 0.634375),
 }
+# On our eval split only one case offers a line not owed beside the owed one, so no score
+# could put these two 0.05 below careful there (1/32 of the mean at most): they are held to
+# the margin on procedural seeds (benchmarks/refund_attacks.py).
+TOO_RARE_ON_EVAL = ("pay-all-unpaid", "pay-all-void-extras")
 MARGIN = 0.05  # how far below careful every attacker must stay under the default rules
 
 
@@ -57,9 +63,11 @@ def play(env: RefundDeskEnv, policy: Any, reset: dict[str, Any]) -> dict[str, An
     ).as_dict()
 
 
-def mean_reward(cases: Any, rules: str, name: str, resets: list[dict[str, Any]]) -> float:
+def mean_reward(
+    cases: Any, rules: str, name: str, resets: list[dict[str, Any]], recovery: bool = False
+) -> float:
     policies = {**REFUND_POLICIES, **REFUND_ATTACKERS}
-    env = RefundDeskEnv(cases, rules=rules)
+    env = RefundDeskEnv(cases, rules=rules, recovery=recovery)
     try:
         rewards = [play(env, policies[name](), reset) for reset in resets]
     finally:
@@ -77,13 +85,14 @@ def on_fixture(rules: str, name: str) -> float:
 
 
 @cache
-def on_eval(name: str) -> float:
-    return mean_reward("eval", "default", name, by_index(32))
+def on_eval(name: str, recovery: bool = False) -> float:
+    return mean_reward("eval", "default", name, by_index(32), recovery)
 
 
 def test_the_new_attackers_are_listed_after_the_originals() -> None:
     assert tuple(REFUND_ATTACKERS)[: len(ORIGINAL_REFUND_ATTACKERS)] == ORIGINAL_REFUND_ATTACKERS
-    assert set(REFUND_ATTACKERS) - set(ORIGINAL_REFUND_ATTACKERS) == set(NEW_ATTACKERS)
+    new = set(REFUND_ATTACKERS) - set(ORIGINAL_REFUND_ATTACKERS)
+    assert new == set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) - set(QUEUE_ATTACKERS)
     for name, cls in REFUND_ATTACKERS.items():
         assert cls.name == name
 
@@ -92,7 +101,7 @@ def test_the_new_attackers_are_listed_after_the_originals() -> None:
 def test_each_new_attacker_scores_high_under_the_original_rules_and_low_under_ours(name: str) -> None:
     original, default = NEW_ATTACKERS[name]
     assert on_fixture("original", name) == pytest.approx(original, abs=1e-9)
-    assert on_fixture("default", name) == pytest.approx(default, abs=1e-9)
+    assert on_fixture("default", name) == pytest.approx(default, abs=1e-6)
     assert on_fixture("original", name) >= 0.7, "a hole the original grader rewards"
     assert on_fixture("default", name) <= on_fixture("default", "careful") - MARGIN
     assert on_fixture("default", name) < on_fixture("original", name)
@@ -103,10 +112,11 @@ def test_careful_stays_at_one_on_the_fixture(rules: str) -> None:
     assert on_fixture(rules, "careful") == 1.0
 
 
-@pytest.mark.parametrize("name", sorted(REFUND_ATTACKERS))
-def test_every_attacker_stays_well_below_careful_on_our_eval_split(name: str) -> None:
-    assert on_eval("careful") == 1.0
-    assert on_eval(name) <= on_eval("careful") - MARGIN
+@pytest.mark.parametrize("recovery", [False, True], ids=["plain", "recovery"])
+@pytest.mark.parametrize("name", sorted(set(REFUND_ATTACKERS) - set(TOO_RARE_ON_EVAL)))
+def test_every_attacker_stays_well_below_careful_on_our_eval_split(name: str, recovery: bool) -> None:
+    assert on_eval("careful", recovery) == 1.0
+    assert on_eval(name, recovery) <= on_eval("careful", recovery) - MARGIN
 
 
 def test_refusing_everything_beats_blind_retrying_on_our_eval_split() -> None:

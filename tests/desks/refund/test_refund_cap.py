@@ -256,5 +256,6 @@ def test_naive_retrying_a_timeout_just_under_the_cap_crosses_it(cap: int, rules:
     for case, info in zip(cases, play(cases, "naive", rules), strict=True):
         owed = case["expect"]["correct_amount_cents"]
         assert owed <= cap < 2 * owed
-        assert info["score"]["unauthorized_cents"] == 2 * owed  # both payments, counted whole
+        # the original counts the order's sum whole; ours the payment that crossed the cap, whole
+        assert info["score"]["unauthorized_cents"] == (2 * owed if rules == "original" else owed)
         assert info["score"]["no_unauthorized_payment"] == 0.0
