@@ -75,7 +75,7 @@ def queue_table(figures: dict[str, Any]) -> str:
         "seeds < 1",
         "duplicate payments",
         "paid twice",
-        "over the cap",
+        "unauthorized",
         "false blocks",
     ]
     made_by = f"<!-- made by: python benchmarks/refund_knobs.py --queue-seeds {figures['seeds']} -->"
