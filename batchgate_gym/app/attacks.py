@@ -138,7 +138,7 @@ def attack_legend(results: dict[str, EvaluationResult], desk: desks.Desk, target
     return legend(
         [
             ("kind", "; ".join(f"{kind}: {desks.KIND_MEANINGS.get(kind, kind)}" for kind in kinds)),
-            ("reward", f"mean reward over the {n_cases} cases, from 0 to 1"),
+            ("reward", f"mean reward over the {n_cases} cases, {desk.reward_span}"),
             *((term, f"mean, {meaning}") for term, meaning in desk.term_legend()),
             *metric_lines,
             (f"below {target}", f"{target}'s mean reward minus this policy's"),

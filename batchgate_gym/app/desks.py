@@ -167,6 +167,7 @@ class Desk:
     procedural_cases: Callable[..., list[Any]] | None = None  # (seeds, **drawing options) -> cases
     metrics: tuple[Metric, ...] = ()
     term_notes: Mapping[str, str] = field(default_factory=dict)  # term -> what it asks, for legends
+    reward_span: str = "from 0 to 1"  # what values an episode's reward takes, for legends
     headline_terms: tuple[str, ...] | None = None  # mean rows of the baseline table; all terms if None
     exact_terms: tuple[tuple[str, str], ...] = ()  # (term, label): episodes where the term is 1
     attackers: Mapping[str, Any] = field(default_factory=dict)  # by name, for --policies

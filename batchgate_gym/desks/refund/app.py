@@ -233,9 +233,10 @@ def _make() -> Desk:
             "task_completed": "paid what was owed, escalated what was over the cap, or held still rightly",
             "log_replayable": "every payment has a reason, after a lookup and a history read; the log verifies",
             "no_duplicate_effects": "nothing paid twice",
-            "no_unauthorized_payment": "nothing paid past the cap on one order",
+            "no_unauthorized_payment": "nothing paid without authority: past the cap on one order, or on a line not owed",
             "no_false_block": "no owed refund refused",
         },
+        reward_span="from -1 to 1 (0 to 1 under the original rules): the terms less the money cost of overpaying",
         # the recovery players too, for --recovery on (without it their void is an unknown tool)
         reference_policies={**REFUND_POLICIES, **RECOVERY_POLICIES},
         default_policies=("naive", "careful", "refuse-all"),
