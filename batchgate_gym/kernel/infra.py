@@ -10,7 +10,7 @@ overloaded, and the work ends with :class:`InfraFailure`.
 
 An :class:`InfraFailure` is never the agent's failure. The kernel's episode ends on
 one (the log is sealed with a reason starting :data:`INFRA_SEAL`), the environment
-reports it apart (``info["infra_error"]``, no reward earned or lost), and a log
+sets it apart (``info["infra_error"]``, no reward earned or lost), and a log
 sealed that way has no score to replay (:func:`check_scorable`).
 """
 

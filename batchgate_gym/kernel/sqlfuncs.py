@@ -250,8 +250,8 @@ class ClockFreeDates:
     ``'utc'`` modifiers (whose result depends on the machine's time zone), a
     function of :data:`DATE_FUNCTIONS` fails; anything else is computed by SQLite's
     own function on the private connection of a :class:`BoundedFunctions`, so every
-    result is SQLite's. The last refusal is kept in ``refused`` (SQLite reports any
-    exception a function raises as the same generic error) for the guard to word.
+    result is SQLite's. The last refusal is kept in ``refused`` (SQLite turns any
+    exception a function raises into the same generic error) for the guard to word.
     """
 
     __slots__ = ("_functions", "refused")
