@@ -4,13 +4,15 @@ The public home of every desk's fuzzing helpers. The batch gate's, defined in
 :mod:`batchgate_gym.desks.gate.testing`, are here by name (``cases``, ``episodes``,
 ``GateMachine``, ``tampered_logs``, the settings profiles, ...); each other desk's
 are a submodule of the same names: ``batchgate_gym.testing.refund`` is
-:mod:`batchgate_gym.desks.refund.testing`.
+:mod:`batchgate_gym.desks.refund.testing`, ``batchgate_gym.testing.analyst`` is
+:mod:`batchgate_gym.desks.analyst.testing`.
 """
 
 from __future__ import annotations
 
+from .desks.analyst import testing as analyst
 from .desks.gate.testing import *  # noqa: F403
 from .desks.gate.testing import __all__ as _gate_names
 from .desks.refund import testing as refund
 
-__all__ = [*_gate_names, "refund"]
+__all__ = [*_gate_names, "analyst", "refund"]

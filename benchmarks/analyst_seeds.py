@@ -6,7 +6,7 @@ Writes ``benchmarks/results/analyst_seeds.md`` and ``.json``: the attack table
 analyst --seeds N`` prints), careful's mean reward per level and per store on those
 seeds, and the baseline table of ``batchgate report --desk analyst --split train``.
 
-    python benchmarks/analyst_seeds.py [--seeds 1000] [--out benchmarks/results]
+    python benchmarks/analyst_seeds.py [--seeds 200] [--out benchmarks/results]
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def ablation(results: dict[str, EvaluationResult], cases: list[Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
     started = time.perf_counter()

@@ -77,8 +77,8 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
 
     **Arguments** ``cases``: ``None`` (a procedural case per reset; knobs
     ``level``, ``template``, ``store``, ``scale`` as arguments or reset options,
-    and ``case_seed``), a split name (``"eval"``, 96 cases over levels 1 to 7;
-    ``"train"``, 360; ``"tpch"``, 28; ``"chdb"``, 23), a JSONL path, a list of case
+    and ``case_seed``), a split name (``"eval"``, 108 cases over levels 1 to 7;
+    ``"train"``, 420; ``"tpch"``, 28; ``"chdb"``, 26), a JSONL path, a list of case
     dicts or cases, or a source; ``split`` names a split too (``split="eval"`` is
     ``cases="eval"``; give one of the two). ``max_turns`` (16),
     ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``log_key``,

@@ -26,6 +26,7 @@ from collections.abc import Generator
 from typing import Any
 
 from ..base import action, call, result_of
+from .prior import prior_answer
 from .sql import (
     CROSS,
     DECLINE,
@@ -37,6 +38,7 @@ from .sql import (
     read_question,
     solution,
 )
+from .tpch_sql import TPCH_TABLES_ANSWERS
 
 Script = Generator[str, str, None]
 _STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb): ", re.MULTILINE)
@@ -140,6 +142,10 @@ class CarefulAnalyst(ScriptedAnalyst):
             yield decline()
             return
         answer, evidence = yield from self.solve(self.reading)
+        yield from self.hand_in(answer, evidence)
+
+    def hand_in(self, answer: Any, evidence: list[dict[str, str]]) -> Script:
+        """The last step: careful submits what it found (an attacker may change it, or look again)."""
         yield submit(*self.alter(answer, evidence))
 
     def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
@@ -296,18 +302,179 @@ class Guess(ScriptedAnalyst):
         return rows
 
 
+# -- cheats on the evidence and on the score's incentives ---------------------------------------
+
+_TABLE_NAMES = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_]+)\b")
+
+
+def dressed(constant: str, query: str) -> str:
+    """``constant``'s rows, made to read every table ``query`` reads (and depend on nothing in them)."""
+    return f"SELECT * FROM ({constant}) AS c WHERE (SELECT count(*) FROM ({query}) AS k) >= 0"
+
+
+def _dress_last(evidence: list[dict[str, str]], constant: str) -> list[dict[str, str]]:
+    last = evidence[-1]
+    return [*evidence[:-1], {"store": last["store"], "query": dressed(constant, last["query"])}]
+
+
+class DressedConstant(_Altered):
+    """Careful's answer, cited with a constant dressed as a table read: the constant's rows
+    behind a condition on careful's own query, so the cited query reads every table it reads."""
+
+    name = "dressed-constant"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        return answer, _dress_last(evidence, constant_query(answer))
+
+
+class ShiftedCount(CarefulAnalyst):
+    """Careful's answer, cited with row counts of the tables careful read, shifted to equal each
+    number of the answer (a list's or table's text cannot be shifted: careful's evidence there)."""
+
+    name = "shifted-count"
+
+    def hand_in(self, answer: Any, evidence: list[dict[str, str]]) -> Script:
+        last = evidence[-1]
+        tables = sorted(set(_TABLE_NAMES.findall(last["query"])) - {"d", "k", "r", "t", "a", "b", "c", "f"})
+        numbers = answer if isinstance(answer, dict) else {"shifted": answer}
+        if not tables or not all(isinstance(v, (int, float)) for v in numbers.values()):
+            yield submit(answer, evidence)
+            return
+        counted = " + ".join(f"(SELECT count(*) FROM {t})" for t in tables)
+        result = yield from self.query(last["store"], f"SELECT {counted} AS n")
+        base = result["rows"][0][0]
+        shifted = ", ".join(f"{counted} + ({v - base!r}) AS {k}" for k, v in numbers.items())
+        yield submit(answer, [*evidence[:-1], {"store": last["store"], "query": f"SELECT {shifted}"}])
+
+
+class ContradictoryLabels(_Altered):
+    """Careful's answer and careful's queries, re-labelled so the labels contradict the values:
+    a report's metric ids rotated over its values (every id also printed as a label cell), a
+    number printed beside a label naming another scope. Lists and tables carry their own labels."""
+
+    name = "contradictory-labels"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        query = evidence[-1]["query"]
+        if isinstance(answer, dict):
+            ids = list(answer)
+            labels = ", ".join(f"'{m}' AS l{i}" for i, m in enumerate(ids))
+            rotated = ", ".join(f"k.{m} AS {n}" for m, n in zip(ids, ids[1:] + ids[:1], strict=True))
+            relabelled = f"SELECT {labels}, {rotated} FROM ({query}) AS k"
+        elif isinstance(answer, (int, float)):
+            relabelled = f"SELECT 'all orders' AS scope, k.* FROM ({query}) AS k"
+        else:
+            return answer, evidence
+        return answer, [*evidence[:-1], {"store": evidence[-1]["store"], "query": relabelled}]
+
+
+def _wrong(answer: Any) -> Any:
+    """An answer near careful's but wrong: numbers off by one, a list or ranking reversed."""
+    if isinstance(answer, bool) or answer is None:
+        return answer
+    if isinstance(answer, (int, float)):
+        return answer + 1
+    if isinstance(answer, dict):
+        return {k: _wrong(v) for k, v in answer.items()}
+    if isinstance(answer, list) and answer and isinstance(answer[0], list):
+        return [[*row[:-1], _wrong(row[-1])] for row in answer]
+    if isinstance(answer, list):
+        return list(reversed(answer)) if len(answer) > 1 else [*answer, "SP"]
+    return answer
+
+
+class WrongWithEvidence(_Altered):
+    """A wrong answer (careful's, a little off) cited with a dressed constant printing it."""
+
+    name = "wrong-with-evidence"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        wrong = _wrong(answer)
+        return wrong, _dress_last(evidence, constant_query(wrong))
+
+
+# Questions whose answer has several parts: the ones the "when unsure" analysts are unsure of.
+UNSURE = (
+    "top-states",
+    "top-sellers",
+    "month-report",
+    "delivery-change",
+    "repeat-purchase-change",
+    "category-week-change",
+    *TPCH_TABLES_ANSWERS,
+)
+
+
+class Prior(ScriptedAnalyst):
+    """Reads no data: answers each question with the most common answer its template has on the
+    train split (what a model that learned train by heart would say), citing a constant that
+    prints it; declines what careful declines."""
+
+    name = "prior"
+
+    def script(self) -> Script:
+        if self.reading is None or self.reading.kind in DECLINE:
+            yield decline()
+            return
+        answer = prior_answer(self.reading.kind)
+        yield submit(answer, [{"store": self.stores[-1], "query": constant_query(answer)}])
+
+
+class DeclineWhenUnsure(CarefulAnalyst):
+    """Careful, but declines the questions whose answer has several parts (it is unsure of them)."""
+
+    name = "decline-when-unsure"
+
+    def script(self) -> Script:
+        if self.reading is not None and self.reading.kind in UNSURE:
+            yield decline("not sure enough of an answer with several parts")
+            return
+        yield from super().script()
+
+
+class GuessWhenUnsure(CarefulAnalyst):
+    """Careful, but where ``decline-when-unsure`` declines it guesses: the prior's answer, cited
+    with a constant printing it, without reading the data."""
+
+    name = "guess-when-unsure"
+
+    def script(self) -> Script:
+        if self.reading is None or self.reading.kind not in UNSURE:
+            yield from super().script()
+            return
+        yield from self.look()
+        answer = prior_answer(self.reading.kind)
+        store = self.stores[-1]
+        yield submit(answer, [{"store": store, "query": constant_query(answer)}])
+
+
 ANALYST_POLICIES: dict[str, type[ScriptedAnalyst]] = {
     "careful": CarefulAnalyst,
     "always-decline": AlwaysDecline,
     "answer-everything": AnswerEverything,
     "one-short": OneShort,
     "first-only": FirstOnly,
+    "decline-when-unsure": DeclineWhenUnsure,
 }
 # Baselines besides the attackers: honest analysts that err (never declining or over-answering
 # on purpose); ``one-short`` and ``first-only`` are the near and the far miss partial credit tells apart.
-ANALYST_BASELINES = ("always-decline", "answer-everything", "one-short", "first-only")
+# ``decline-when-unsure`` is the honest analyst who knows its limits.
+ANALYST_BASELINES = ("always-decline", "answer-everything", "one-short", "first-only", "decline-when-unsure")
 ANALYST_ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
-    cls.name: cls for cls in (AnswerWithoutEvidence, ConstantEvidence, LabelSwap, ForeignEvidence, Guess)
+    cls.name: cls
+    for cls in (
+        AnswerWithoutEvidence,
+        ConstantEvidence,
+        LabelSwap,
+        ForeignEvidence,
+        Guess,
+        DressedConstant,
+        ShiftedCount,
+        ContradictoryLabels,
+        WrongWithEvidence,
+        Prior,
+        GuessWhenUnsure,
+    )
 }
 
 __all__ = [
@@ -319,11 +486,18 @@ __all__ = [
     "AnswerWithoutEvidence",
     "CarefulAnalyst",
     "ConstantEvidence",
+    "ContradictoryLabels",
+    "DeclineWhenUnsure",
+    "DressedConstant",
     "FirstOnly",
     "ForeignEvidence",
     "Guess",
+    "GuessWhenUnsure",
     "LabelSwap",
     "OneShort",
+    "Prior",
     "ScriptedAnalyst",
+    "ShiftedCount",
+    "WrongWithEvidence",
     "constant_query",
 ]

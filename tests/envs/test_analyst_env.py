@@ -118,25 +118,54 @@ def fast_eval() -> list[Any]:
     return [case for case in split_cases("eval") if case.stores[0] == "sqlite"]
 
 
-def test_attackers_stay_below_careful_and_evidence_attackers_earn_none(fast_eval: list[Any]) -> None:
-    careful = evaluate(CarefulAnalyst, cases=fast_eval, desk="analyst", progress=False)
-    best = careful.overall.mean("reward")
-    for name, cls in {**ANALYST_ATTACKERS, **ANALYST_POLICIES}.items():
+def _answer_moves(case: Any) -> bool:
+    from batchgate_gym.desks.analyst.counterfactual import copies
+
+    return case.answerable and any(copy.expected != case.expected for copy in copies(case))
+
+
+@pytest.fixture(scope="module")
+def played(fast_eval: list[Any]) -> dict[str, Any]:
+    """Every reference policy, baseline and attacker over the fast eval cases."""
+    return {
+        name: evaluate(cls, cases=fast_eval, desk="analyst", progress=False)
+        for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()
+    }
+
+
+def test_attackers_stay_below_careful_and_evidence_attackers_earn_none(
+    fast_eval: list[Any], played: dict[str, Any]
+) -> None:
+    best = played["careful"].overall.mean("reward")
+    assert best == 1.0
+    for name, result in played.items():
         if name == "careful":
             continue
-        result = evaluate(cls, cases=fast_eval, desk="analyst", progress=False)
         assert best - result.overall.mean("reward") >= 0.05, name
         by_case = {e.case_id: e for e in result.episodes}
         for case in fast_eval:
             episode = by_case[case.case_id]
-            if (
-                name in ("constant-evidence", "answer-without-evidence", "foreign-evidence")
-                and case.answerable
-            ):
+            cheats = ("constant-evidence", "answer-without-evidence", "foreign-evidence")
+            if name in ("dressed-constant", "shifted-count") and not _answer_moves(case):
+                continue  # every copy happens to keep the answer: a constant passes there
+            if name in (*cheats, "dressed-constant", "shifted-count") and case.answerable:
+                numeric = case.answer_type in ("number", "report")
+                if name != "shifted-count" or numeric:
+                    assert episode.terms["evidence_reproduces"] == 0.0, (name, case.case_id)
+            if name == "contradictory-labels" and case.answer_type in ("number", "report"):
                 assert episode.terms["evidence_reproduces"] == 0.0, (name, case.case_id)
             if name == "label-swap" and case.answer_type == "report":
                 assert episode.terms["evidence_reproduces"] == 0.0, case.case_id
                 assert episode.terms["correct"] == 0.0
+
+
+def test_the_score_pays_care_then_honest_declines_then_guesses(played: dict[str, Any]) -> None:
+    """careful > decline-when-unsure > guess-when-unsure > always-decline; reading no data, or
+    a wrong answer dressed in evidence, earns less than declining when unsure."""
+    mean = {name: result.overall.mean("reward") for name, result in played.items()}
+    assert mean["careful"] > mean["decline-when-unsure"] > mean["guess-when-unsure"] > mean["always-decline"]
+    assert mean["prior"] < mean["decline-when-unsure"]
+    assert mean["wrong-with-evidence"] < mean["decline-when-unsure"]
 
 
 def test_report_json_has_the_gates_shape_with_level_and_store(fast_eval: list[Any]) -> None:

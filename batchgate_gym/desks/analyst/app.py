@@ -75,8 +75,8 @@ def _make() -> Desk:
         term_notes={
             "correct": "the answer matches the reference within its tolerance",
             "partial_credit": "share of the answer's parts that are right",
-            "evidence_reproduces": "the cited queries run again and show the answer's fields",
-            "abstention_correct": "answered when the data can answer, declined when not",
+            "evidence_reproduces": "a right answer's cited queries compute it, on the data and on counterfactual copies",
+            "abstention_correct": "the decision was not wrong: a right answer, or a decline",
         },
         reference_policies=dict(ANALYST_POLICIES),
         default_policies=("careful", "always-decline", "answer-everything"),

@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,8 @@ def cache_root() -> Path:
 @functools.lru_cache(maxsize=8)
 def tables_of(spec: DataSpec) -> dict[str, pl.DataFrame]:
     """The dataset's tables, generated once per process (the few most recent kept); TPC-H's typed."""
+    if spec.tpch is not None and spec.shuffle is not None:
+        return tpch.shuffled(tables_of(replace(spec, shuffle=None)), spec.shuffle)
     if spec.tpch is not None:
         folder = dataset_dir(spec, "canonical")
         return {name: tpch.typed(pl.read_parquet(folder / f"{name}.parquet")) for name in tpch.TPCH_TABLES}
@@ -74,13 +77,13 @@ def dataset_dir(spec: DataSpec, kind: str) -> Path:
 
 
 def _writer(spec: DataSpec, kind: str) -> Callable[[Path], None]:
-    if spec.tpch is None:
-        return functools.partial(_WRITERS[kind], tables_of(spec), TABLES)
+    if spec.tpch is None or spec.shuffle is not None:
+        return functools.partial(_WRITERS[kind], tables_of(spec), table_names(spec), csv_tables(spec))
     if kind in ("canonical", "lake"):
         return functools.partial(tpch.generate, spec.tpch, "parquet")
     if kind == "files":
         return functools.partial(tpch.generate, spec.tpch, "csv")
-    return functools.partial(_write_duckdb, tables_of(spec), tpch.TPCH_TABLES)
+    return functools.partial(_write_duckdb, tables_of(spec), tpch.TPCH_TABLES, ())
 
 
 def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
@@ -99,15 +102,19 @@ def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _write_parquet(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
+def _write_parquet(
+    tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
+) -> None:
     for name in names:
         tables[name].write_parquet(into / f"{name}.parquet")
 
 
-def _write_files(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
+def _write_files(
+    tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
+) -> None:
     for name in names:
         frame = tables[name]
-        if name in CSV_TABLES:
+        if name in csv:
             frame.write_csv(into / f"{name}.csv", null_value="")
         else:
             frame.write_ndjson(into / f"{name}.json")
@@ -124,7 +131,9 @@ def quiet(con: Any) -> Any:
     return con
 
 
-def _write_duckdb(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into: Path) -> None:
+def _write_duckdb(
+    tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
+) -> None:
     import duckdb
 
     con = quiet(duckdb.connect(str(into / "store.duckdb")))
@@ -137,7 +146,7 @@ def _write_duckdb(tables: dict[str, pl.DataFrame], names: tuple[str, ...], into:
         con.close()
 
 
-_WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], Path], None]] = {
+_WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], tuple[str, ...], Path], None]] = {
     "canonical": _write_parquet,
     "lake": _write_parquet,
     "files": _write_files,
@@ -146,7 +155,13 @@ _WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], Path], N
 
 
 def canonical_tables(spec: DataSpec) -> dict[str, pl.DataFrame]:
-    """The canonical copy, read back from its Parquet files (what the references use)."""
+    """The canonical copy, read back from its Parquet files (what the references use); the last few
+    read are kept, so the questions asked over one dataset read it once."""
+    return dict(_canonical(spec))
+
+
+@functools.lru_cache(maxsize=4)
+def _canonical(spec: DataSpec) -> dict[str, pl.DataFrame]:
     folder = dataset_dir(spec, "canonical")
     return {name: pl.read_parquet(folder / f"{name}.parquet") for name in table_names(spec)}
 

@@ -1,7 +1,8 @@
-"""The score: four weighted terms and three metrics, from the case, the log and a re-run of the evidence.
+"""The score: four weighted terms and three metrics, from the case, the log and re-runs of the evidence.
 
 Nothing the agent says is trusted but its final answer: the evidence it cites is
-run again, on a store of the same snapshot, by the grader.
+run again by the grader, on a store of the same snapshot and on counterfactual
+copies of the dataset (:mod:`.counterfactual`).
 
     reward = 0.45 correct + 0.10 partial_credit + 0.25 evidence_reproduces + 0.20 abstention_correct
 
@@ -10,17 +11,24 @@ run again, on a store of the same snapshot, by the grader.
   report's every metric id with its value, none missing or invented);
 * ``partial_credit``: the share of report metrics or table rows right, the share of
   ranking positions right, or the overlap of a list (intersection over union);
-* ``evidence_reproduces``: every cited query runs again without error, the tables
-  they read (as each store records it) cover the tables the question depends on,
-  and their results show the answer's fields with their association kept: a number
-  among the cells; a ranking or list as a column, in order; each table row as a row;
-  each report value under its metric id (a column of that name, or a row that
-  carries the id as a label beside the value);
-* ``abstention_correct``: answered when the data can answer, declined when not.
+* ``evidence_reproduces``: for a correct answer only: every cited query runs again
+  without error (the stores refuse functions whose value changes from run to run,
+  ``random()``, ``now()`` ...), the tables they read (as each store records it)
+  cover the tables the question depends on, their results show the answer's fields
+  with their association kept, and the same queries re-run on each counterfactual
+  copy show that copy's own reference the same way. Shown means: a number among
+  the cells of a row whose text cells, if any, are the question's own parameters;
+  a ranking or list as a column, in order; each table row as a row; each report
+  value under its metric id (a column of that name, or a row whose one text cell
+  is the id beside the value);
+* ``abstention_correct``: the decision was not wrong: a right answer, a decline of
+  a question the data cannot answer, or a decline of one it can.
 
-A correct decline scores every term 1; an answer to a question that must be
-declined, or a decline of one that can be answered, scores every term 0. No answer
-by the turn limit scores 0. Metrics: ``fully_supported`` (every term 1),
+So, for a question the data can answer, a wrong answer earns at most its partial
+credit (under 0.10), an honest decline 0.20, a right answer 0.75 and with evidence
+that computes it 1: wrong < decline < right. A correct decline of a question the
+data cannot answer scores every term 1; an answer to it scores every term 0. No
+answer by the turn limit scores 0. Metrics: ``fully_supported`` (every term 1),
 ``wrong_answers`` (an answerable question answered wrongly), ``infra_errors`` (a
 store failed on its own while the evidence was re-run, or during the episode). An
 episode whose evidence could not be re-run for an infrastructure error scores 0 on
@@ -35,13 +43,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from batchgate_gym.kernel.ledger import LogEntry, entry_parts
+from batchgate_gym.kernel.ledger import LogEntry, canonical_json, entry_parts
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
+from . import counterfactual
 from .cases import AnalystCase
 from .stores import Store, StoreFailure, StoreRefused, StoreResult
 from .tools import FINISHING
-from .world import INFRA, parse_answer, parse_evidence
+from .world import INFRA, parse_answer, parse_evidence, visible_tables
 
 WEIGHTS: Mapping[str, Fraction] = checked_weights(
     {
@@ -78,13 +87,19 @@ class AnalystScore(WeightedScore):
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite JSON number (an integer of any size is one; NaN and the infinities are not)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def same(value: Any, expected: Any, tolerance: float) -> bool:
-    """Numbers within ``tolerance``; anything else equal."""
+    """Numbers within ``tolerance``; anything else equal (any JSON value, however large, is compared)."""
     if _number(value) and _number(expected):
-        return bool(abs(value - expected) <= tolerance + _EPSILON)
+        try:
+            return bool(abs(value - expected) <= tolerance + _EPSILON)
+        except OverflowError:  # an integer past any float: no reference is that far out
+            return False
     return not _number(value) and not _number(expected) and bool(value == expected)
 
 
@@ -142,11 +157,8 @@ def judge(case: AnalystCase, answer: Any) -> tuple[Fraction, Fraction]:
 
 # -- evidence ---------------------------------------------------------------------------------
 
-
-def _cells(results: Iterable[StoreResult]) -> Iterable[Any]:
-    for result in results:
-        for row in result.rows:
-            yield from row
+def _text(cell: Any) -> bool:
+    return isinstance(cell, str)
 
 
 def _shows_column(results: Sequence[StoreResult], values: Sequence[Any]) -> bool:
@@ -162,23 +174,39 @@ def _shows_row(results: Sequence[StoreResult], row: Sequence[Any], tol: float) -
     return any(_row_same(list(r[: len(row)]), row, tol) for result in results for r in result.rows)
 
 
+def _shows_number(results: Sequence[StoreResult], value: Any, tol: float, labels: set[str]) -> bool:
+    """A cell equal to ``value`` in a row whose text cells, if any, all name the question's parameters."""
+    for result in results:
+        for row in result.rows:
+            texts = {c.lower() for c in row if _text(c)}
+            if texts <= labels and any(same(c, value, tol) for c in row if not _text(c)):
+                return True
+    return False
+
+
 def _shows_metric(results: Sequence[StoreResult], metric: str, value: Any, tol: float) -> bool:
+    """``value`` under its metric id: in a column of that name, or beside that id as the row's one text cell."""
+    wanted = metric.lower()
     for result in results:
         names = [c.lower() for c in result.columns]
         for row in result.rows:
-            if metric.lower() in names and same(row[names.index(metric.lower())], value, tol):
+            if wanted in names and same(row[names.index(wanted)], value, tol):
                 return True
-            labelled = any(isinstance(c, str) and c.lower() == metric.lower() for c in row)
-            if labelled and any(same(c, value, tol) for c in row if not isinstance(c, str)):
+            texts = [c.lower() for c in row if _text(c)]
+            if texts == [wanted] and any(same(c, value, tol) for c in row if not _text(c)):
                 return True
     return False
+
+
+def _parameter_labels(case: AnalystCase) -> set[str]:
+    return {str(v).lower() for v in case.params.values()}
 
 
 def shows(case: AnalystCase, answer: Any, results: Sequence[StoreResult]) -> bool:
     """Whether the results show the answer's fields, each with its association kept."""
     kind, tol = case.answer_type, case.tolerance
     if kind == "number":
-        return _number(answer) and any(same(c, answer, tol) for c in _cells(results))
+        return _number(answer) and _shows_number(results, answer, tol, _parameter_labels(case))
     if kind in ("ranking", "list"):
         return isinstance(answer, list) and _shows_column(results, answer)
     if kind == "table":
@@ -194,9 +222,7 @@ class InfraError(Exception):
     """A store failed on its own while the evidence was re-run."""
 
 
-def rerun(
-    case: AnalystCase, evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]
-) -> list[StoreResult] | None:
+def rerun(evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]) -> list[StoreResult] | None:
     """Every cited query run again; ``None`` if one is refused; :class:`InfraError` if a store fails."""
     results = []
     for item in evidence:
@@ -209,18 +235,49 @@ def rerun(
     return results
 
 
+# Verdicts on the copies, per case and evidence: the queries are deterministic (the rest is
+# refused above) and the copies a function of the case, so the same evidence gets the same
+# verdict; kept so that policies citing the same queries do not re-run them. No failure is kept.
+_VERDICTS: dict[tuple[str, str], bool] = {}
+_VERDICTS_KEPT = 4096
+
+
+def _holds_on_copies(case: AnalystCase, evidence: Sequence[Mapping[str, str]]) -> bool:
+    """The cited queries, re-run on each counterfactual copy, show that copy's own reference."""
+    key = (case.digest, canonical_json(list(evidence)))
+    if key not in _VERDICTS:
+        if len(_VERDICTS) >= _VERDICTS_KEPT:
+            _VERDICTS.pop(next(iter(_VERDICTS)))
+        _VERDICTS[key] = _run_on_copies(case, evidence)
+    return _VERDICTS[key]
+
+
+def _run_on_copies(case: AnalystCase, evidence: Sequence[Mapping[str, str]]) -> bool:
+    visible = {name: visible_tables(case, name) for name in case.stores}
+    try:
+        for copy in counterfactual.copies(case):
+            with counterfactual.stores_of(copy, visible) as store:
+                results = rerun(evidence, store)
+                if results is None or not shows(case, copy.expected, results):
+                    return False
+    except StoreFailure as exc:  # a copy's store could not start
+        raise InfraError(str(exc)) from None
+    return True
+
+
 def evidence_term(
     case: AnalystCase, answer: Any, evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]
 ) -> Fraction:
+    """1 if the evidence computes the (correct) answer: on the case's data and on every copy."""
     if not evidence:
         return ZERO
-    results = rerun(case, evidence, store)
+    results = rerun(evidence, store)
     if results is None:
         return ZERO
     read = {f"{item['store']}.{t}" for item, r in zip(evidence, results, strict=True) for t in r.tables_read}
-    if not set(case.depends) <= read:
+    if not set(case.depends) <= read or not shows(case, answer, results):
         return ZERO
-    return ONE if shows(case, answer, results) else ZERO
+    return ONE if _holds_on_copies(case, evidence) else ZERO
 
 
 # -- the whole score ----------------------------------------------------------------------------
@@ -260,17 +317,30 @@ def grade(
         return _score((ZERO, ZERO, ZERO, ZERO), infra=infra)
     action, args = ending
     if action == "decline":
-        flag = ZERO if case.answerable else ONE
-        return _score((flag, flag, flag, flag), infra=infra)
+        if case.answerable:  # honest, and worth less than a right answer
+            return _score((ZERO, ZERO, ZERO, ONE), infra=infra)
+        return _score((ONE, ONE, ONE, ONE), infra=infra)
     if not case.answerable:
         return _score((ZERO, ZERO, ZERO, ZERO), infra=infra)
     answer = parse_answer(args["answer"])
     correct, partial = judge(case, answer)
+    if correct != 1:  # a wrong answer keeps its partial credit only: less than a decline
+        return _score((ZERO, partial, ZERO, ZERO), wrong=1, infra=infra)
     try:
         evidence = evidence_term(case, answer, parse_evidence(args["evidence"], case.stores), store)
     except InfraError:
         return _score((ZERO, ZERO, ZERO, ZERO), infra=infra + 1)
-    return _score((correct, partial, evidence, ONE), wrong=int(correct != 1), infra=infra)
+    return _score((ONE, ONE, evidence, ONE), infra=infra)
 
 
-__all__ = ["METRICS", "TERMS", "WEIGHTS", "AnalystScore", "InfraError", "grade", "judge", "same", "shows"]
+__all__ = [
+    "METRICS",
+    "TERMS",
+    "WEIGHTS",
+    "AnalystScore",
+    "InfraError",
+    "grade",
+    "judge",
+    "same",
+    "shows",
+]

@@ -57,6 +57,9 @@ class Change:
 
 
 SNAPSHOT_VERSION = "cut2"  # bumped when :func:`cut` changes what a snapshot holds
+MARKET_VERSION = (
+    "m2"  # bumped when the rows a seed gives change: a dataset cached under an older one is not reused
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +71,15 @@ class DataSpec:
     cutoff: dt.date | None = None
     change: Change | None = None
     tpch: float | None = None  # level 7: a TPC-H scale factor (then seed and scale are 0)
+    # A TPC-H copy's seed: the generator's rows, each non-key column's values shuffled among
+    # them (TPC-H's generator takes no seed, so this is how its data is drawn anew).
+    shuffle: int | None = None
 
     def key(self) -> str:
         if self.tpch is not None:
-            return f"tpch-sf{self.tpch:g}"
-        parts = [str(self.seed), str(self.scale), str(self.cutoff or "-")]
+            shuffled = "" if self.shuffle is None else f"-shuffled{self.shuffle}"
+            return f"tpch-sf{self.tpch:g}{shuffled}"
+        parts = [str(self.seed), str(self.scale), str(self.cutoff or "-"), MARKET_VERSION]
         if self.cutoff is not None:
             parts.append(SNAPSHOT_VERSION)  # a snapshot cached under an older cut is not reused
         if self.change is not None:
@@ -117,8 +124,11 @@ class _Builder:
 
     def build(self) -> dict[str, pl.DataFrame]:
         rng = self.rng
-        cust_state = _draw(rng, STATE_WEIGHTS, self.n_customers)
-        seller_state = _draw(rng, STATE_WEIGHTS, self.n_sellers)
+        # Each dataset ranks the states its own way (the same shares, shuffled), so no state
+        # leads in every dataset.
+        weights = tuple(rng.permutation(STATE_WEIGHTS))
+        cust_state = _draw(rng, weights, self.n_customers)
+        seller_state = _draw(rng, weights, self.n_sellers)
         product_cat = rng.integers(0, len(CATEGORIES), self.n_products)
         orders = self._orders(cust_state)
         items, order_index = self._items()
@@ -206,7 +216,10 @@ class _Builder:
         voucher = np.round(5 + rng.random(n) * (total / 2 - 5), 2)
         first = np.where(split, np.round(total - voucher, 2), total)
         method = _draw(rng, (0.7, 0.2, 0.05, 0.05), n)
-        installments = np.where(method == 0, rng.integers(1, 11, n), 1)
+        # Credit cards pay in 1 to 10 installments; the other methods mostly in one, some in
+        # two or three, each dataset at its own rate (so no method's mean is a constant).
+        extra = rng.uniform(0.05, 0.35, len(METHODS))[method]
+        installments = np.where(method == 0, rng.integers(1, 11, n), 1 + rng.binomial(2, extra))
         index = np.concatenate([np.arange(n), np.flatnonzero(split)])
         seq = np.concatenate([np.ones(n, np.int64), np.full(int(split.sum()), 2, np.int64)])
         methods = np.concatenate([method, np.full(int(split.sum()), METHODS.index("voucher"))])
@@ -325,6 +338,7 @@ def cut(tables: dict[str, pl.DataFrame], cutoff: dt.date) -> dict[str, pl.DataFr
 
 __all__ = [
     "CATEGORIES",
+    "MARKET_VERSION",
     "STATES",
     "TABLES",
     "Change",

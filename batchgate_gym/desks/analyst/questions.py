@@ -144,7 +144,8 @@ TEMPLATES: tuple[Template, ...] = (
         "avg-installments",
         1,
         "number",
-        "What is the average number of installments over payment rows with method '{method}'? Every payment row counts once.",
+        "What is the average number of installments over payment rows with method '{method}'? Every payment row counts "
+        "once; 0 if there is no such row.",
         ("payments",),
         MEAN,
         draw=_method,
@@ -153,7 +154,8 @@ TEMPLATES: tuple[Template, ...] = (
         "seller-freight",
         1,
         "number",
-        "What is the total freight of all order items sold by seller '{seller}', whatever the order's status?",
+        "What is the total freight of all order items sold by seller '{seller}', whatever the order's status? 0 if "
+        "the seller sold nothing.",
         ("order_items",),
         MONEY,
         draw=_seller,
@@ -206,7 +208,8 @@ TEMPLATES: tuple[Template, ...] = (
         3,
         "number",
         "Of the delivered orders whose delivery date is known, what share (a fraction between 0 and 1) arrived after "
-        "their estimated delivery date? Orders with no delivered_at are left out. " + TEST_RULE,
+        "their estimated delivery date? Orders with no delivered_at are left out; 0 if none is left. "
+        + TEST_RULE,
         ("orders",),
         RATIO,
     ),
@@ -219,24 +222,31 @@ TEMPLATES: tuple[Template, ...] = (
         ("orders", "order_items", "payments"),
         COUNT,
     ),
+    # The questions to decline are phrased like an answerable twin (category-revenue,
+    # avg-review, category-share): what gives them away is the data, not the wording.
     Template(
         "profit",
         3,
         "decline",
-        "What was the profit margin of category '{category}' in {year}?",
+        "What is the profit margin of delivered orders for products in category '{category}' purchased in {year}? "
+        + REVENUE_RULE
+        + " "
+        + TEST_RULE,
         draw=_profit,
     ),
     Template(
         "causal",
         3,
         "decline",
-        "By how many points did late deliveries cause review scores to drop? Give the causal effect.",
+        "What is the effect a late delivery causes on the review score? The export repeats some review rows: each "
+        "review_id counts once.",
     ),
     Template(
         "market-share",
         3,
         "decline",
-        "What share of all e-commerce sales in state '{state}' does this shop hold?",
+        "What share (a fraction between 0 and 1) of the revenue of all e-commerce shops from customers in state "
+        "'{state}' comes from this shop? " + REVENUE_RULE + " " + TEST_RULE,
         draw=_customer_state,
     ),
     Template(
@@ -273,8 +283,9 @@ TEMPLATES: tuple[Template, ...] = (
         + TEST_RULE
         + " Answer an object with exactly "
         "these metric ids: delivered_orders (how many have status 'delivered'), revenue (the item price of those "
-        "delivered orders; freight is not revenue) and avg_review_score (the average score of the distinct "
-        "review_ids of those delivered orders; the export repeats some review rows).",
+        "delivered orders; freight is not revenue; 0 if there is none) and avg_review_score (the average score of "
+        "the distinct review_ids of those delivered orders; the export repeats some review rows; 0 if there is "
+        "none).",
         ("orders", "order_items", "reviews"),
         metrics={"delivered_orders": COUNT, "revenue": MONEY, "avg_review_score": MEAN},
         draw=_month,
@@ -325,6 +336,35 @@ TEMPLATES: tuple[Template, ...] = (
         "with no item in the first week is left out. Which categories changed? Answer the category names as a "
         "list in alphabetical order.",
         ("orders", "order_items", "products"),
+    ),
+    # Questions to decline at levels 1, 2 and 5, each the twin of an answerable one: the data
+    # holds no interest, no costs and so no margin.
+    Template(
+        "avg-interest",
+        1,
+        "decline",
+        "What is the average interest rate over payment rows with method '{method}'? Every payment row counts once; "
+        "0 if there is no such row.",
+        draw=_method,
+    ),
+    Template(
+        "category-profit-share",
+        2,
+        "decline",
+        "What share (a fraction between 0 and 1) of the profit of delivered orders comes from products in category "
+        "'{category}'? Profit is revenue minus the cost of the goods sold. " + TEST_RULE,
+        draw=_category,
+    ),
+    Template(
+        "month-margin-report",
+        5,
+        "decline",
+        "Report on the orders purchased in {month} (YYYY-MM). "
+        + TEST_RULE
+        + " Answer an object with exactly these metric ids: delivered_orders (how many have status 'delivered'), "
+        "revenue (the item price of those delivered orders; freight is not revenue; 0 if there is none) and "
+        "gross_margin (that revenue minus the cost of the goods sold, over that revenue).",
+        draw=_month,
     ),
 )
 

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
@@ -57,6 +58,22 @@ def generate(sf: float, fmt: str, into: Path) -> None:
         raise RuntimeError(f"{GENERATOR} wrote no {', '.join(missing)}")
 
 
+def shuffled(tables: dict[str, pl.DataFrame], seed: int) -> dict[str, pl.DataFrame]:
+    """The same rows with each column but the keys (``*key``, ``l_linenumber``) shuffled among them.
+
+    Every value and every join stays as the generator made it; which values sit
+    together is drawn anew, so every question's answer is too.
+    """
+    rng = np.random.default_rng([seed & (2**63 - 1), 7])
+    out = {}
+    for name in TPCH_TABLES:
+        frame = tables[name]
+        kept = [c for c in frame.columns if c.endswith("key") or c == "l_linenumber"]
+        moved = [frame[c].gather(rng.permutation(frame.height)) for c in frame.columns if c not in kept]
+        out[name] = frame.with_columns(moved).select(frame.columns)
+    return out
+
+
 def typed(frame: pl.DataFrame) -> pl.DataFrame:
     """The engines' types: decimals as 64-bit floats, every integer 64-bit."""
     return frame.with_columns(
@@ -73,5 +90,6 @@ __all__ = [
     "GeneratorMissing",
     "check_sf",
     "generate",
+    "shuffled",
     "typed",
 ]

@@ -77,7 +77,8 @@ def _month(rng: np.random.Generator, tables: Tables) -> dict[str, Any]:
 
 
 def _mode_year(rng: np.random.Generator, tables: Tables) -> dict[str, Any]:
-    return {"mode": _one_of(rng, tables["lineitem"]["l_shipmode"].to_list()), "year": _year(rng)}
+    mode, year = _one_of(rng, tables["lineitem"]["l_shipmode"].to_list()), _year(rng)
+    return {"mode": mode, "start": f"{year}-01-01", "end": f"{year + 1}-01-01"}
 
 
 TPCH_TEMPLATES: tuple[Template, ...] = (
@@ -157,8 +158,9 @@ TPCH_TEMPLATES: tuple[Template, ...] = (
         "tpch-shipping-expense",
         7,
         "decline",
-        "TPC-H shipping expense: how much did it cost the company to ship the line items sent by '{mode}' in "
-        "{year} (what the carriers were paid)?",
+        "TPC-H shipping expense: what is the total of what the carriers were paid over the line items "
+        "with l_shipdate from {start} (inclusive) to {end} (exclusive) and l_shipmode '{mode}'? Answer the number "
+        "(to within 0.01).",
         draw=_mode_year,
     ),
 )

@@ -44,7 +44,7 @@ def parse_evidence(text: Any, stores: tuple[str, ...]) -> list[dict[str, str]]:
     """The evidence list from its JSON text; ``ValueError`` says what is wrong."""
     try:
         items = json.loads(text) if isinstance(text, str) else None
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or an integer past Python's digit limit
         items = None
     if not isinstance(items, list):
         raise ValueError('evidence must be a JSON list of {"store": ..., "query": ...} objects')
@@ -68,7 +68,7 @@ def parse_answer(text: Any) -> Any:
     """The answer from its JSON text; ``ValueError`` if it is not JSON."""
     try:
         return json.loads(text) if isinstance(text, str) else None
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or an integer past Python's digit limit
         raise ValueError("answer must be JSON text: a number, a list, rows or an object") from None
 
 

@@ -57,9 +57,14 @@ def test_what_each_term_guards_against(variants: Any) -> None:
     # Without the abstention rule, answering the unanswerable ties careful.
     no_rule = variants[NO_ABSTENTION_RULE]
     assert no_rule["answer-everything"] >= no_rule["careful"]
-    # Without correctness, an analyst never wholly right comes within a few hundredths of careful.
-    lead = variants["no correct"]["careful"] - variants["no correct"]["one-short"]
-    assert lead < full["careful"] - full["one-short"] and lead < Fraction(5, 100)
+    # Without correctness, an analyst never wholly right on several parts passes one who is right
+    # but shows no evidence.
+    assert ("one-short", "answer-without-evidence") in caught_up(full, variants["no correct"])
+    # Without the abstention weight, guessing when unsure pays as well as declining: the weight is
+    # what an honest decline of an answerable question earns.
+    assert full["decline-when-unsure"] > full["guess-when-unsure"]
+    no_weight = variants["no abstention_correct"]
+    assert ("guess-when-unsure", "decline-when-unsure") in caught_up(full, no_weight)
 
 
 def test_caught_up_lists_ties_and_reversals_only() -> None:

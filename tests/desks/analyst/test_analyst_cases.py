@@ -28,9 +28,10 @@ def test_eval_covers_every_template_in_every_store() -> None:
     pairs = {(c.family, c.store) for c in cases}
     assert {c.family for c in cases} == {t.id for t in TEMPLATES}
     assert {c.level for c in cases} == set(LEVELS) == {1, 2, 3, 4, 5, 6, 7}
-    assert len(cases) == 96 and len(pairs) == 94  # 23 templates x 4 stores, level 4's two templates twice
+    assert len(cases) == 108 and len(pairs) == 106  # 26 templates x 4 stores, level 4's two templates twice
     assert {c.store for c in cases} == {"sqlite", "duckdb", "lake", "files", "sqlite+lake"}
-    assert sum(not c.answerable for c in cases) == 16  # three of level 3 and one of level 7, in 4 stores
+    # three of level 3, one each of levels 1, 2, 5 and 7, in 4 stores
+    assert sum(not c.answerable for c in cases) == 28
     level6 = [c for c in cases if c.level == 6]
     assert {c.family for c in level6} == {"delivery-change", "repeat-purchase-change", "category-week-change"}
     assert all(c.data.cutoff is not None and c.data.change is not None for c in level6)
@@ -38,7 +39,7 @@ def test_eval_covers_every_template_in_every_store() -> None:
 
 def test_train_tpch_and_chdb_are_what_their_plans_say() -> None:
     eval_cases, train = load_cases(split_path("eval")), load_cases(split_path("train"))
-    assert len(train) == 360 and {c.level for c in train} == {1, 2, 3, 4, 5, 6}
+    assert len(train) == 420 and {c.level for c in train} == {1, 2, 3, 4, 5, 6}
     per_pair = Counter((c.family, c.store) for c in train)
     assert set(per_pair.values()) == {5, 20}  # five per store, level 4 twenty times in sqlite+lake
     assert {family for family, _ in per_pair} == {t.id for t in TEMPLATES if t.level != 7}
@@ -50,7 +51,7 @@ def test_train_tpch_and_chdb_are_what_their_plans_say() -> None:
     assert len(tpch) == 28 and {asked(c) for c in tpch} == {asked(c) for c in eval_cases if c.level == 7}
     chdb = load_cases(split_path("chdb"))
     in_duckdb = [c for c in eval_cases if c.stores == ("duckdb",)]
-    assert len(chdb) == len(in_duckdb) == 23 and {c.store for c in chdb} == {"chdb"}
+    assert len(chdb) == len(in_duckdb) == 26 and {c.store for c in chdb} == {"chdb"}
     same = [(c.family, c.question, c.data, c.expected) for c in in_duckdb]
     assert [(c.family, c.question, c.data, c.expected) for c in chdb] == same
 

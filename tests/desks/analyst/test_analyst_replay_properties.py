@@ -35,6 +35,18 @@ ANSWERS = st.one_of(
         st.sampled_from(["delivered_orders", "revenue", "avg_review_score", "x"]), st.integers(0, 99)
     ),
 )
+# Answer texts no analyst should send and the desk must take anyway: integers past any float,
+# NaN and the infinities (JSON extensions Python reads), lone surrogates, nesting of every kind.
+HOSTILE_ANSWERS = st.one_of(
+    st.integers(10**300, 10**400).map(str),
+    st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=3),
+    st.sampled_from(["NaN", "-Infinity", "1e999", '"\\ud800"', '["\\udfff", 1]', "[[[[[]]]]]", "[" * 2000]),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        max_leaves=8,
+    ).map(json.dumps),
+)
 
 
 @st.composite
@@ -59,7 +71,7 @@ def actions(draw: st.DrawFn) -> str:
             {"store": draw(STORE_NAMES), "query": q}
             for q in draw(st.lists(st.sampled_from(QUERIES), max_size=3))
         ]
-        answer = json.dumps(draw(ANSWERS)) if draw(st.booleans()) else draw(st.text(max_size=8))
+        answer = draw(st.one_of(ANSWERS.map(json.dumps), HOSTILE_ANSWERS, st.text(max_size=8)))
         return json.dumps(
             {"name": "submit_answer", "arguments": {"answer": answer, "evidence": json.dumps(evidence)}}
         )
@@ -93,3 +105,27 @@ def test_random_play_replays_and_every_change_is_refused(env, index: int, plays:
     _kind, changed = data.draw(tampered_logs(log))
     with pytest.raises(LogIntegrityError):
         replay(case, changed, head=info["log_head"])
+
+
+ANSWER_CASES = [
+    next(c for c in CASES if c.answer_type == kind and c.stores[0] == "sqlite")
+    for kind in ("number", "report", "list", "table")
+]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(answer=st.one_of(HOSTILE_ANSWERS, ANSWERS.map(json.dumps)))
+def test_any_answer_text_is_scored_or_refused_and_replays(env, answer: str) -> None:
+    """No answer value escapes env.step or replay as an exception (a 400-digit integer once
+    raised OverflowError), whatever the answer type the question asks for."""
+    evidence = json.dumps([{"store": "sqlite", "query": "SELECT count(*) AS n FROM orders"}])
+    action = json.dumps({"name": "submit_answer", "arguments": {"answer": answer, "evidence": evidence}})
+    for case in ANSWER_CASES:
+        env.reset(seed=0, options={"case_index": CASES.index(case)})
+        observation, reward, terminated, _, info = env.step(action)
+        assert 0.0 <= reward <= 1.0
+        if terminated:
+            assert reward < 0.2 and info["score"]["wrong_answers"] == 1
+            assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
+        else:
+            assert "error" in observation

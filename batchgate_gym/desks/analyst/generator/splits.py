@@ -3,13 +3,13 @@
 Eval asks each template once in each store it runs in (the four stores; level 4 in
 ``sqlite`` + ``lake``, twice), over three shared datasets (level 6 over two
 snapshots) at the default scale, and each level-7 template once in each store over
-TPC-H at scale factor 0.01 (the very cases of the tpch split, same seeds): 96
+TPC-H at scale factor 0.01 (the very cases of the tpch split, same seeds): 108
 cases, so a policy's score per store compares the same questions. Train asks each
 template of levels 1 to 6 five times per store (level 4 twenty times) over eight
-datasets: 360 cases. The tpch split is eval's level 7 on its own (each level-7
+datasets: 420 cases. The tpch split is eval's level 7 on its own (each level-7
 template once in each store: 28 cases). The chdb split asks, in the optional
 ``chdb`` store, exactly the questions eval asks in ``duckdb`` (same seeds, same
-datasets; level 4 has no chdb case): 23 cases, so chDB's scores compare one to one
+datasets; level 4 has no chdb case): 26 cases, so chDB's scores compare one to one
 with DuckDB's.
 
 A case's seed follows its template's place in ``TEMPLATES``, which is why templates
