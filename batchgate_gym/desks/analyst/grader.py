@@ -157,6 +157,7 @@ def judge(case: AnalystCase, answer: Any) -> tuple[Fraction, Fraction]:
 
 # -- evidence ---------------------------------------------------------------------------------
 
+
 def _text(cell: Any) -> bool:
     return isinstance(cell, str)
 
