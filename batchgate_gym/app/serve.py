@@ -45,6 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def unused_options(args: argparse.Namespace, desk: object) -> dict[str, str]:
+    """The fault settings with nothing to shape: no transport fault drawn, or no draw at all."""
+    unused: dict[str, str] = {}
+    if not args.faults:
+        reason = "it shapes transport faults, and --faults is 0"
+        unused.update(stall=reason, retry_after=reason)
+    if not args.faults and not args.model_errors:
+        unused["seed"] = "it draws faults and mistakes, and --faults and --model-errors are 0"
+    return unused
+
+
 def run(args: argparse.Namespace) -> int:
     from batchgate_gym.llm.server import PortBusy, ServerSettings, serve_forever
 

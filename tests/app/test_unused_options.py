@@ -8,6 +8,7 @@ import argparse
 import ast
 import importlib
 import inspect
+import socket
 
 import pytest
 
@@ -118,6 +119,30 @@ def test_an_option_the_run_would_not_use_is_refused_before_any_work(argv, messag
         main(argv)
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--stall", "5"], "--stall is not used here: it shapes transport faults, and --faults is 0"),
+        (
+            ["--model-errors", "0.1", "--retry-after", "2"],
+            "--retry-after is not used here: it shapes transport",
+        ),
+        (["--seed", "4"], "--seed is not used here: it draws faults and mistakes"),
+    ],
+)
+def test_serve_refuses_fault_settings_without_faults(options, message, capsys):
+    # The port is taken, so a serve that got past the check stops at once (exit 1) rather
+    # than serving for ever.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        with pytest.raises(SystemExit) as stopped:
+            main(["serve", "--policy", "careful", "--port", port, *options])
+    assert stopped.value.code == 2
+    assert f"batchgate serve: error: {message}" in capsys.readouterr().err
 
 
 def test_the_same_options_at_their_defaults_but_not_given_run(capsys):
