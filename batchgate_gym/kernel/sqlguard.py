@@ -311,7 +311,7 @@ class SqlGuard:
         self.conn = conn
         self.budget = budget or SqlBudget()
         self._deterministic = deterministic
-        self._clock: ThreadClock | None = None  # of the thread that runs queries, read on first use
+        self._clock: ThreadClock | None = None  # of the thread running the current query
         self._cpu_deadline = 0.0
         self._compile_calls = 0
         self._charged = 0  # steps charged by checked functions for work inside one VM instruction
@@ -380,17 +380,11 @@ class SqlGuard:
             self._stopped_by = "memory"
         elif time.perf_counter() > self._deadline:
             self._stopped_by = "clock"
-        elif self._cpu_clock().cpu() > self._cpu_deadline:
+        elif self._clock is not None and self._clock.cpu() > self._cpu_deadline:
             self._stopped_by = "CPU-time"
         else:
             return 0
         return 1  # non-zero interrupts the statement
-
-    def _cpu_clock(self) -> ThreadClock:
-        clock = self._clock
-        if clock is None:
-            clock = self._clock = ThreadClock()
-        return clock
 
     def begin_action(self) -> None:
         """An action starts: its queries share ``max_action_steps`` from now on (until the
@@ -434,6 +428,11 @@ class SqlGuard:
         self._active = True
         text = ""  # the statement as run, once it is
         started: Clocks | None = None  # when it started running, once it does
+        # The clock of the thread running this query, taken anew for each: a guard passes
+        # between threads (a server's worker pool, a world handed on), and a clock kept
+        # from an ended thread cannot be read (EINVAL) or, its id reused, would time
+        # another thread's work.
+        clock = self._clock = ThreadClock()
         try:
             # Compiled under the authorizer as EXPLAIN first (once per text and schema),
             # which runs none of it and says which tables it opens, then for real.
@@ -441,7 +440,7 @@ class SqlGuard:
             text = self._keyed_by_last_schema(sql)
             self._saw_select = self._prepared = False
             self._compile_calls = 0
-            started = self._cpu_clock().now()
+            started = clock.now()
             self._deadline = started.wall + budget.max_seconds
             self._cpu_deadline = started.cpu + cpu
             conn.set_progress_handler(self._progress, _STEP_GRANULARITY)
@@ -457,7 +456,7 @@ class SqlGuard:
             self._active = False
             self._action.spend(self._steps + self._charged)
             if started is not None:
-                self._action_cpu.spend(self._cpu_clock().cpu() - started.cpu)
+                self._action_cpu.spend(clock.cpu() - started.cpu)
             conn.set_progress_handler(None, 0)
             if backstop:
                 conn.execute("PRAGMA query_only=0")

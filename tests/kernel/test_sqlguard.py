@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 import time
 
 import pytest
@@ -274,3 +276,19 @@ def test_a_count_answered_from_an_index_still_reads_the_table(world, table):
     assert world.ledger.entries[-1].args["tables_read"] == [table]
     world.run_sql(f"WITH {table}(n) AS (SELECT 1) SELECT count(*) FROM {table}")
     assert world.ledger.entries[-1].args["tables_read"] == []
+
+
+def test_a_guard_runs_queries_from_one_thread_after_another():
+    """A server's worker pool runs a session's queries on whichever thread is free, and
+    the first of them may have ended: every query is timed on its own thread's clock."""
+    guard = SqlGuard(sqlite3.connect(":memory:", check_same_thread=False))
+    answers = []
+
+    def ask(value):
+        answers.append(guard.run(f"SELECT {value}").rows)
+
+    for value in range(3):
+        worker = threading.Thread(target=ask, args=(value,))
+        worker.start()
+        worker.join()
+    assert answers == [[[0]], [[1]], [[2]]]
