@@ -189,7 +189,7 @@ def test_reward_is_the_text_environments_for_the_same_text_actions(recovery: boo
     seldom sees a duplicate in the history) sent again as text gives the same episode."""
     macro, text_env = RefundMacroEnv("eval", recovery=recovery), RefundDeskEnv("eval", recovery=recovery)
     voids = [macro.layout.index(line, "void") for line in range(macro.layout.lines)] if recovery else []
-    rng, voided = np.random.default_rng(3), 0
+    rng, voided = np.random.default_rng(5), 0  # a stream whose play reaches voids on eval (6)
     for index in range(len(EVAL)):
         reset = {"seed": index, "options": {"case_index": index}}
         _obs, info = macro.reset(**reset)

@@ -38,10 +38,6 @@ NEW_ATTACKERS = {
     "zero-cent": (0.7375, 0.671875),
     "lookalike-ids": (0.9625, 0.634375),
 }
-# On our eval split only one case offers a line not owed beside the owed one, so no score
-# could put these two 0.05 below careful there (1/32 of the mean at most): they are held to
-# the margin on procedural seeds (benchmarks/refund_attacks.py).
-TOO_RARE_ON_EVAL = ("pay-all-unpaid", "pay-all-void-extras")
 MARGIN = 0.05  # how far below careful every attacker must stay under the default rules
 
 
@@ -113,7 +109,7 @@ def test_careful_stays_at_one_on_the_fixture(rules: str) -> None:
 
 
 @pytest.mark.parametrize("recovery", [False, True], ids=["plain", "recovery"])
-@pytest.mark.parametrize("name", sorted(set(REFUND_ATTACKERS) - set(TOO_RARE_ON_EVAL)))
+@pytest.mark.parametrize("name", sorted(REFUND_ATTACKERS))
 def test_every_attacker_stays_well_below_careful_on_our_eval_split(name: str, recovery: bool) -> None:
     assert on_eval("careful", recovery) == 1.0
     assert on_eval(name, recovery) <= on_eval("careful", recovery) - MARGIN

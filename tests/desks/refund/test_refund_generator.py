@@ -123,6 +123,21 @@ def test_eval_counts_follow_the_desk() -> None:
     assert {len(plan) for plan in EVAL_PLAN.values()} == set(expected.values())
 
 
+def test_eval_carries_enough_rare_damage_to_move_its_mean() -> None:
+    """Six tickets to pay offer an unpaid line that is not owed (and within the cap)
+    beside the owed one, and three are above the cap: a policy that pays what is not
+    owed, or past the cap, loses on more than one case of 32."""
+    tempting = []
+    for case in split("eval"):
+        paid = {row["sku"] for row in ticket_rows(case)}
+        unpaid = [line for line in case["order"]["lines"] if line["sku"] not in paid]
+        not_owed = unpaid[1:]  # the owed line is the first unpaid one (the audit's rule)
+        if kind(case) == "pay" and any(line["amount_cents"] <= CAP_CENTS for line in not_owed):
+            tempting.append(case["case_id"])
+    assert len(tempting) >= 6, tempting
+    assert sum(kind(case) == "escalate" for case in split("eval")) >= 3
+
+
 def test_train_holds_forty_cases_a_family_every_variant_in_turn() -> None:
     cases = split("train")
     assert len(cases) == 320

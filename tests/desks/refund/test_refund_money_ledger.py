@@ -90,7 +90,7 @@ def test_paying_lines_not_owed_then_voiding_them_stays_on_the_books() -> None:
             assert score["task_completed"] == 0.0 and score["no_unauthorized_payment"] == 0.5
             assert score["reward"] < 0.6
     env.close()
-    assert seen == 1  # the one eval case with a line not owed beside the owed one
+    assert seen == 6  # the eval cases with a line not owed (within the cap) beside the owed one
 
 
 def test_every_refund_row_carries_the_money_metrics() -> None:

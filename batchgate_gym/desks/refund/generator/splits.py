@@ -4,9 +4,13 @@ Eval pins every case's variant and payment fault so that its counts come out as
 the desk's eval has always had them: 7 timeout-then-retry, 4 partial-failure,
 3 duplicate-ticket, 3 resumed-session, 2 parallel-worker, 4 legit-repeat-purchase,
 5 legit-partial-refund and 4 clean-single; 21 to pay, 3 to escalate, 8 settled;
-14 with a payment fault and a lagging history. Train holds 40 cases a family, the
-variants in turn, the faults of the families without their own drawn at the
-default rate. Both are built at the default scale.
+14 with a payment fault and a lagging history. The variants are chosen so that
+rare damage counts in the mean: 6 of the 21 tickets to pay carry, beside the owed
+line, an unpaid line that is not owed and is within the cap, which a policy paying
+every unpaid line pays (with one such ticket it stayed within 0.05 of careful);
+3 tickets are above the cap. Train holds 40 cases a family, the variants in turn,
+the faults of the families without their own drawn at the default rate. Both are
+built at the default scale.
 """
 
 from __future__ import annotations
@@ -29,14 +33,14 @@ TIMEOUT = "timeout_but_executes"
 # Per family, its eval cases in order: (variant, payment fault or None). The two
 # fault families carry their own fault whatever is written here.
 EVAL_PLAN: dict[str, tuple[tuple[int, str | None], ...]] = {
-    "timeout-then-retry": ((0, None), (0, None), (1, None), (0, None), (2, None), (0, None), (3, None)),
-    "partial-failure": ((0, None), (0, None), (3, None), (2, None)),
+    "timeout-then-retry": ((0, None), (2, None), (1, None), (2, None), (0, None), (0, None), (3, None)),
+    "partial-failure": ((0, None), (2, None), (3, None), (2, None)),
     "duplicate-ticket": ((0, None), (2, None), (1, None)),
     "resumed-session": ((0, None), (2, None), (1, None)),
     "parallel-worker": ((0, None), (1, None)),
     "legit-repeat-purchase": ((0, None), (1, None), (3, TIMEOUT), (2, None)),
-    "legit-partial-refund": ((0, None), (2, None), (1, TIMEOUT), (3, TIMEOUT), (1, None)),
-    "clean-single": ((0, None), (1, None), (2, None), (1, None)),
+    "legit-partial-refund": ((1, None), (2, None), (1, TIMEOUT), (3, TIMEOUT), (0, None)),
+    "clean-single": ((3, None), (1, None), (2, None), (1, None)),
 }
 
 _DEFAULT_SCALE: dict[str, Any] = {
