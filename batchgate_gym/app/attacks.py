@@ -1,7 +1,8 @@
 """``batchgate attacks``: every attacker against careful, on a case file or a split.
 
-The table gives, per policy, the mean reward and its four terms, the defective
-batches it loaded, the revenue error it left and how far below careful it lands.
+The table gives, per policy, the mean reward, the mean of each of the desk's
+score terms, the desk's own metrics (the legend under the table says what each
+column holds) and how far below careful it lands.
 Oracles are built with the truth labels of the very cases being played (this
 command knows them; the oracles still see only observations). ``--seeds N``
 plays the procedural cases that ``reset(seed=s)`` draws for s in 0..N-1.

@@ -1,9 +1,9 @@
 """``batchgate report``: the reference policies (and any others) side by side.
 
-The human form prints Markdown tables (baselines, per family, ablation, the
-largest revenue errors); ``--json`` prints
-``{"policies": {NAME: {mean_reward, mean_disposition, bad_batches_loaded,
-revenue_error_usd, per_case: {CASE_ID: {...}}}}}``. ``--attackers`` adds every
+The human form prints Markdown tables (baselines, per family, ablation, and the
+desk's own, such as the gate's largest revenue errors); ``--json`` prints
+``{"policies": {NAME: {mean_reward, mean_TERM of the desk's headline terms, its
+metrics, per_case: {CASE_ID: {...}}}}}``. ``--attackers`` adds every
 attacker (oracles get the truth of the cases played); ``--plot DIR`` also writes
 PNG charts there (see :mod:`.plots`). ``--results A.jsonl B.jsonl`` compares the
 models of ``batchgate run-model`` result files instead, one column per model,
