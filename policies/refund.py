@@ -82,6 +82,8 @@ Attackers on the money ledger (each measured near careful before it):
 * ``pay-twice-void`` (recovery, below): pays the owed line twice and voids the second.
 * ``void-earlier`` (a queue, recovery; ``QUEUE_ATTACKERS``): careful on every ticket,
   but each later ticket begins by voiding every payment made on the earlier ones.
+* ``void-earlier`` in a team (recovery; ``TEAM_ATTACKERS``): the same on each worker's
+  list, built on ``careful-claim``.
 
 Without recovery the voids of the last four are refused as an unknown tool and their
 payments stand.
@@ -889,6 +891,20 @@ REFUND_ATTACKERS: dict[str, type[Policy]] = {
 QUEUE_ATTACKERS: dict[str, type[Policy]] = {"void-earlier": VoidEarlierPolicy}
 """Attackers of a queue (``tickets`` > 1): with one ticket they play careful."""
 
+
+class ClaimingVoidEarlierPolicy(VoidEarlierPolicy, ClaimingCarefulPolicy):
+    """void-earlier for a worker of a team: careful-claim on each ticket of its list, except
+    that each later ticket begins by taking back every payment the worker made on its
+    earlier ones (recovery). The orders are its own claims, so the desk lets the voids
+    through; without recovery they are refused as an unknown tool and it plays careful-claim."""
+
+    name = "void-earlier"
+
+
+TEAM_ATTACKERS: dict[str, type[Policy]] = {"void-earlier": ClaimingVoidEarlierPolicy}
+"""Attackers of the team game (``batchgate team --desk refund --recovery on``), measured
+against careful-claim; each needs recovery (without it it plays careful-claim)."""
+
 MONEY_LEDGER_ATTACKERS = (
     "overcap-slices",
     "split-to-cap",
@@ -918,11 +934,13 @@ __all__ = [
     "REFUND_ATTACKERS",
     "REFUND_POLICIES",
     "SLICE_MARGIN",
+    "TEAM_ATTACKERS",
     "TEAM_POLICIES",
     "CarefulRefundPolicy",
     "CentShortRepayPolicy",
     "ClaimCheckedPolicy",
     "ClaimingCarefulPolicy",
+    "ClaimingVoidEarlierPolicy",
     "CutAfterFirstPolicy",
     "LookalikeIdsPolicy",
     "NaiveRefundPolicy",

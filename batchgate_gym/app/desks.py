@@ -86,7 +86,10 @@ class TeamGame:
     ``solo`` names a single-agent reference policy replayed on the very cases
     the team drew, for comparison. ``result(seed, finals)`` turns every agent's
     final info into one episode result; ``mishaps`` are the count metrics it
-    adds, with their column labels.
+    adds, with their column labels. ``options`` names the desk options (of
+    ``Desk.options``) the team environment takes too; ``attackers(**options)``
+    gives the attackers to play after the policies under those options, each
+    measured against the policy ``target``.
     """
 
     make_env: Callable[..., Any]
@@ -96,6 +99,9 @@ class TeamGame:
     mishaps: tuple[tuple[str, str], ...] = ()
     case_of: Callable[[Any], Any] = lambda env: env.unwrapped.game.case
     overlap: bool = True  # the environment takes ``overlap`` (the gate's lists do; not every game deals so)
+    options: tuple[str, ...] = ()
+    attackers: Callable[..., Mapping[str, Any]] = lambda **options: {}
+    target: str | None = None
 
 
 def cases_drawn(make_env: Callable[..., Any]) -> Callable[..., list[Any]]:

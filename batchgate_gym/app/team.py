@@ -5,7 +5,10 @@ gate agents, one policy instance per agent, through the AEC or the parallel
 interface. The table gives the exact mean reward and terms, how many seeds fell
 short of 1.0, and what went wrong (repeat loads, orders loaded with orphan rows,
 clean batches quarantined, bad batches loaded); a last row runs the single-agent
-naive policy over the very same cases. ``--json`` prints the same as JSON.
+naive policy over the very same cases. A desk's options that its team game takes
+(the refund desk's ``--recovery``) set every environment, the last row's too; where
+the game has attackers under them, they follow the policies, with how far below
+the game's honest policy each lands. ``--json`` prints the same as JSON.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from typing import Any
 from . import desks
 from .evaluate import Aggregate, EpisodeResult, evaluate
 from .progress import add_quiet_option, bar
-from .shared import desk_of, int_in, probability, unsupported
+from .shared import desk_of, env_kwargs, int_in, probability, unsupported
 from .tables import markdown_table
+
+TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamGame.options); the rest are refused
 
 
 def _game(desk: desks.Desk | str) -> desks.TeamGame:
@@ -111,6 +116,7 @@ def team_table(
     desk: str = "gate",
     *,
     progress: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     spec = desks.get(desk)
     game = _game(spec)
@@ -118,8 +124,10 @@ def team_table(
     totals = [metric.name for metric in spec.shown_metrics]
     rows: dict[str, Any] = {}
     cases: list[Any] = []
+    options = dict(options or {})
     dealing = {"overlap": overlap} if game.overlap else {}
-    policies = game.policies()
+    attackers = game.attackers(**options)
+    policies = {**game.policies(), **attackers}
     with bar(len(policies) * len(seeds), "team episodes", enabled=progress) as shown:
         for name, policy_class in policies.items():
             results, cases = run_team(
@@ -130,15 +138,24 @@ def team_table(
                 on_episode=shown.update,
                 n_agents=n_agents,
                 **dealing,
+                **options,
             )
             rows[name] = summary(results, mishaps, totals)
-    single = evaluate(spec.reference_policies[game.solo], cases=cases, progress=False, desk=desk)
+    single = evaluate(
+        spec.reference_policies[game.solo], cases=cases, progress=False, desk=desk, env_kwargs=options
+    )
     rows[f"{game.solo} (one agent, same cases)"] = summary(single.episodes, mishaps, totals)
+    if attackers and game.target is not None:
+        honest = rows[game.target]["mean_reward"]
+        for name, row in rows.items():
+            row["below_target"] = None if name == game.target else honest - row["mean_reward"]
     return {
         "agents": n_agents,
         "seeds": len(seeds),
         "api": "parallel" if parallel else "aec",
         **dealing,
+        **({"options": options} if options else {}),
+        **({"target": game.target} if attackers else {}),
         "policies": rows,
     }
 
@@ -157,7 +174,11 @@ def markdown(table: dict[str, Any], desk: str = "gate") -> str:
     title = f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API"
     if "overlap" in table:
         title += f", overlap {table['overlap']}"
+    for name, value in table.get("options", {}).items():
+        title += f", {name} {_option_text(value)}"
     shown = columns(desk)
+    if "target" in table:
+        shown.append(("below_target", f"below {table['target']}"))
     metrics = {metric.name: metric for metric in desks.get(desk).shown_metrics}
     header = ["policy", *(h for _, h in shown)]
     rows = [
@@ -167,10 +188,17 @@ def markdown(table: dict[str, Any], desk: str = "gate") -> str:
     return f"{title}\n\n" + markdown_table(header, rows, rest="---")
 
 
+def _option_text(value: Any) -> str:
+    """An option's value as the command line spells it (a switch as on/off)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
 def _cell(key: str, value: Any, metric: desks.Metric | None = None) -> str:
     if value is None:
         return "-"
-    if key.startswith("mean_"):
+    if key.startswith("mean_") or key == "below_target":
         return f"{value:.4f}"
     return metric.text(value) if metric is not None else str(value)
 
@@ -190,22 +218,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
-    """``--overlap`` on a team game that deals no lists (the refund desk's workers share one queue)."""
-    if desk.team is not None and not desk.team.overlap:
-        return {"overlap": f"the {desk.name} desk's team game deals no lists for a batch to overlap on"}
-    return {}
+    """``--overlap`` on a team game that deals no lists (the refund desk's workers share one
+    queue), and the desk's options its team game does not take."""
+    if desk.team is None:
+        return {}
+    unused = {
+        option.name: f"the {desk.name} desk's team game does not take it"
+        for option in desk.options
+        if option.name not in desk.team.options
+    }
+    if not desk.team.overlap:
+        unused["overlap"] = f"the {desk.name} desk's team game deals no lists for a batch to overlap on"
+    return unused
 
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     game = _game(desk)  # a desk without a team game stops here, before any work
     dealing = {"overlap": args.overlap} if game.overlap else {}
+    options = env_kwargs(args, desk)
     try:  # a team size the game refuses stops here too, with the game's reason
-        game.make_env(args.parallel, n_agents=args.agents, **dealing).close()
+        game.make_env(args.parallel, n_agents=args.agents, **dealing, **options).close()
     except ValueError as exc:
         raise SystemExit(f"batchgate team: {exc}") from None
     table = team_table(
-        args.agents, range(args.seeds), args.parallel, args.overlap, desk.name, progress=not args.quiet
+        args.agents,
+        range(args.seeds),
+        args.parallel,
+        args.overlap,
+        desk.name,
+        progress=not args.quiet,
+        options=options,
     )
     print(json.dumps(table, indent=2) if args.json else markdown(table, desk.name))
     return 0

@@ -101,6 +101,28 @@ def test_recovery_on_the_command_line_plays_what_the_env_keyword_plays() -> None
     assert off["notice-and-void"]["mean_reward"] < ours["notice-and-void"]["mean_reward"]
 
 
+def test_the_team_with_recovery_plays_its_attackers_below_careful_claim() -> None:
+    """``team --recovery on`` plays every worker's env with ``void_refund`` and adds the team's
+    attackers, each as the env keyword plays it and at least 0.05 below careful-claim."""
+    from batchgate_gym.app.team import run_team
+    from batchgate_gym.policies.refund import TEAM_ATTACKERS
+
+    seeds = 40
+    table = batchgate("team", "--desk", "refund", "--recovery", "on", "--seeds", str(seeds))
+    assert list(table)[-len(TEAM_ATTACKERS) - 1 : -1] == list(TEAM_ATTACKERS) == ["void-earlier"]
+    assert table["careful-claim"]["mean_reward"] == 1.0 and table["careful-claim"]["below_target"] is None
+    for name, policy in TEAM_ATTACKERS.items():
+        results, _ = run_team(policy, range(seeds), desk="refund", n_agents=2, recovery=True)
+        mean = round(sum(result.reward for result in results) / seeds, 4)  # as the table rounds it
+        assert table[name]["mean_reward"] == mean
+        assert table[name]["below_target"] == pytest.approx(1.0 - mean, abs=1e-9)
+        assert table[name]["below_target"] >= 0.05
+        assert table[name]["recovered_cents"] > 0 and table[name]["false_blocks"] > 0
+    # Without recovery the voids would be refused and the attacker would play careful-claim.
+    off = batchgate("team", "--desk", "refund", "--seeds", "1")
+    assert "void-earlier" not in off and all("below_target" not in row for row in off.values())
+
+
 def test_options_the_env_refuses_together_end_the_command_with_its_reason() -> None:
     done = subprocess.run(
         [
@@ -129,15 +151,16 @@ def test_options_the_env_refuses_together_end_the_command_with_its_reason() -> N
 
 @pytest.mark.parametrize(
     ("command", "takes_them"),
-    [("report", True), ("attacks", True), ("play", True), ("run-model", True)]
-    + [("team", False), ("bench", False), ("serve", False)],
+    [("report", True), ("attacks", True), ("play", True), ("run-model", True), ("team", True)]
+    + [("bench", False), ("serve", False)],
 )
 def test_only_commands_that_play_the_desks_env_take_its_options(
     command: str, takes_them: bool, capsys
 ) -> None:
     """``--rules`` and ``--recovery`` set the desk's environment: a command that does not play
-    it (the team game, the benchmark, the scripted server) refuses them instead of running
-    without them."""
+    it (the benchmark, the scripted server) refuses them instead of running without them.
+    The team command parses them and refuses, before any work, those its game does not
+    take (``test_unused_options.py``)."""
     from batchgate_gym.app.cli import build_parser
 
     needed = {

@@ -100,6 +100,14 @@ def test_every_option_given_is_told_apart_from_its_default(command):
             " for a batch to overlap on",
         ),
         (
+            ["team", "--desk", "refund", "--rules", "original", "--seeds", "1"],
+            "batchgate team: error: --rules is not used here: the refund desk's team game does not take it",
+        ),
+        (
+            ["team", "--desk", "refund", "--tickets", "4", "--seeds", "1"],
+            "batchgate team: error: --tickets is not used here: the refund desk's team game does not take it",
+        ),
+        (
             ["report", "--results", "none.jsonl", "--policies", "careful"],
             "batchgate report: error: --policies is not used here: --results compares the rollouts saved"
             " in its files and plays nothing",

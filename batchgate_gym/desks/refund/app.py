@@ -198,6 +198,14 @@ def _team_policies() -> dict[str, Any]:
     return dict(TEAM_POLICIES)
 
 
+def _team_attackers(recovery: bool = False) -> dict[str, Any]:
+    """The team's attackers, which take money back: only with recovery (without it their
+    voids are refused as an unknown tool and they play careful-claim)."""
+    from batchgate_gym.policies.refund import TEAM_ATTACKERS
+
+    return dict(TEAM_ATTACKERS) if recovery else {}
+
+
 def _team_result(seed: int, finals: Mapping[str, Mapping[str, Any]]) -> Any:
     """One team episode's result from every worker's final info (the score is the same in each)."""
     from batchgate_gym.app.evaluate import EpisodeResult
@@ -303,6 +311,9 @@ def _make() -> Desk:
             solo="careful",
             result=_team_result,
             overlap=False,
+            options=("recovery",),
+            attackers=_team_attackers,
+            target="careful-claim",
         ),
         options=OPTIONS,
     )
