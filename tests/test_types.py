@@ -58,7 +58,7 @@ def run_mypy() -> tuple[str, int]:
                     "--config-file",
                     str(ROOT / "pyproject.toml"),
                     "--cache-dir",
-                    str(ROOT / ".mypy_cache"),
+                    os.environ.get("MYPY_CACHE_DIR", str(ROOT / ".mypy_cache")),
                     "-p",
                     PACKAGE,
                 ]
