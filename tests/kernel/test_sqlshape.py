@@ -55,3 +55,35 @@ def test_a_long_chain_of_single_references_grows_linearly():
 @given(st.text(max_size=300))
 def test_any_text_has_a_size(text: str) -> None:
     assert inlined_tokens(text) >= 0
+
+
+_PIECES = [
+    "as", "AS", "As", "with", "recursive", ",", "(", ")", "not", "NOT", "materialized", '"', "`",
+    "[", "]", "/*", "*/", "--", "\n", " ", "c", "'", "select", "from c", "x",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.integers(0, 40))
+def test_the_quick_answer_for_text_without_a_cte_body_is_the_full_counts(text: str, slack: int) -> None:
+    """too_large skips the count for text where no CTE body can open: never a different answer."""
+    for limit in (len(text), len(text) + slack, max(0, inlined_tokens(text) - 1)):
+        full = inlined_tokens(text)
+        answer = too_large(text, limit)
+        assert (answer is None) == (full <= limit)
+        if answer is not None:
+            assert f"it is {full:,} tokens" in answer
+
+
+def test_every_way_a_cte_body_opens_is_counted_in_full():
+    """Text no longer than the limit whose CTEs inline past it: each way of writing a body's
+    opening (quoted words, comments, NOT MATERIALIZED, a column list) is refused."""
+    body, uses = "(SELECT " + ",".join("1" * 40) + ")", " SELECT * FROM " + ",".join("c" * 40)
+    for opening in (
+        'WITH c "AS" /* x */ NOT -- y\n "MATERIALIZED" ',
+        "WITH c [as] `not` [materialized] ",
+        "WITH c(a) as\t\n",
+        "with c As ",
+    ):
+        text = opening + body + uses
+        assert inlined_tokens(text) > len(text), text
+        assert too_large(text, len(text)) is not None, text
