@@ -65,7 +65,7 @@ from batchgate_gym.desks.gate.sources import case_source
 from batchgate_gym.desks.gate.team import TeamGame, agent_names, deal_lists
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
 from batchgate_gym.kernel.episode import EpisodeLimits, StepOutcome
-from batchgate_gym.kernel.ledger import episode_nonce
+from batchgate_gym.kernel.ledger import EpisodeNonces
 from batchgate_gym.kernel.plain import check_int
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
@@ -153,6 +153,7 @@ class TeamSetup:
         }
         self.action_spaces = {agent: text_space(MAX_ACTION_CHARS) for agent in self.possible_agents}
         self.np_random: np.random.Generator | None = None
+        self._nonces = EpisodeNonces()
         self.texts: dict[str, str] = {}
         self._transcript: list[str] = []
 
@@ -173,7 +174,7 @@ class TeamSetup:
         # The task text can be longer than a low observation limit: cut like any other.
         self.texts = {
             agent: cut(text, self.max_observation_chars)
-            for agent, text in self.game.start(case, lists, episode_nonce(self.np_random)).items()
+            for agent, text in self.game.start(case, lists, self._nonces.next(self.np_random)).items()
         }
         self.agents = list(self.possible_agents)
         self._transcript = [f"[{agent}]\n{text}" for agent, text in self.texts.items()]

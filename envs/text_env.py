@@ -26,7 +26,7 @@ import numpy as np
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import Desk, EndingText, Episode, EpisodeLimits
 from batchgate_gym.kernel.infra import InfraFailure
-from batchgate_gym.kernel.ledger import Ledger, episode_nonce
+from batchgate_gym.kernel.ledger import EpisodeNonces, Ledger
 
 from .spaces import AsciiText
 
@@ -217,13 +217,14 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self._transcript: list[str] = []
         self._actions: list[Any] = []  # this episode's, as sent: what a pickled env plays again
         self._nonce: str | None = None  # this episode's log nonce, drawn at reset
+        self._nonces = EpisodeNonces()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         case = self.source.pick(self.np_random, options or {})
-        self._nonce = episode_nonce(self.np_random)  # the episode's, for its log's entry 0
+        self._nonce = self._nonces.next(self.np_random)  # the episode's, for its log's entry 0
         self._begin(case)
         observation = cut(
             self.adapter.task_text(case, self.limits.max_turns), self.limits.max_observation_chars

@@ -11,7 +11,7 @@ The first entry, ``begin``, binds the log to what it is about: the digest of the
 case the episode was played on and the settings a replay needs to re-derive what
 the episode decided (its SQL budget, say). A log replayed under another case, or
 with other settings, fails at entry 0. Entry 0 also carries the episode's *nonce*,
-drawn from the environment's seeded generator at reset (:func:`episode_nonce`), so
+derived from the environment's seeded generator at reset (:class:`EpisodeNonces`), so
 that two episodes of one case played alike still write different chains: a log can
 be pinned to the one episode it was written in.
 
@@ -50,21 +50,40 @@ MAX_ARGS_DEPTH = 16  # genuine arguments nest three deep at most
 NONCE_BYTES = 16
 
 
-def episode_nonce(rng: np.random.Generator) -> str:
-    """A nonce for one episode's entry 0 (32 hex digits), derived from the environment's
-    seeded generator: the same seed gives the same nonce in any process, and each later
-    reset of the generator's stream a new one.
+class EpisodeNonces:
+    """One environment's episode nonces, for its logs' entry 0: one per reset (32 hex digits).
 
-    The nonce comes from a child of the generator (``Generator.spawn``), which advances
-    only the generator's count of children, so every case and deal drawn from the
-    generator itself is the one it was before logs carried nonces. A generator built
-    without a seed sequence has no children: the nonce is then drawn from its stream.
+    A nonce is a digest of the environment's seeded generator's seed sequence (entropy,
+    spawn key, pool size) and of how many nonces that generator gave before: the same
+    seed gives the same nonces in any process, each later reset of the generator's
+    stream a new one, and nothing is drawn from the generator, so every case and deal
+    drawn from it is what it would be without nonces. A new generator (a reset with a
+    seed) starts its count at zero. A generator built without a seed sequence has no
+    identity to digest: its nonce is drawn from its stream instead.
     """
-    try:
-        source = rng.spawn(1)[0]
-    except TypeError:
-        source = rng
-    return source.bytes(NONCE_BYTES).hex()
+
+    __slots__ = ("_count", "_rng", "_stream")
+
+    def __init__(self) -> None:
+        self._rng: np.random.Generator | None = None
+        self._stream = b""  # the current generator's seed sequence, written out
+        self._count = 0  # nonces it gave
+
+    def next(self, rng: np.random.Generator) -> str:
+        """The nonce of the episode starting now, from ``rng``, the environment's generator."""
+        if rng is not self._rng:
+            seeds = getattr(rng.bit_generator, "seed_seq", None)
+            if not hasattr(seeds, "spawn_key"):
+                return rng.bytes(NONCE_BYTES).hex()
+            try:
+                words = tuple(map(int, seeds.entropy))
+            except TypeError:  # one number
+                words = (int(seeds.entropy),)
+            self._rng, self._count = rng, 0
+            self._stream = repr((words, tuple(seeds.spawn_key), seeds.pool_size)).encode()
+        self._count += 1
+        message = self._stream + b"#" + str(self._count).encode()
+        return hashlib.blake2b(message, digest_size=NONCE_BYTES).hexdigest()
 
 
 class LogIntegrityError(ValueError):

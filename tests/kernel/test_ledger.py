@@ -186,3 +186,42 @@ def test_an_episode_end_hashes_only_the_entries_it_appends(monkeypatch):
     *_, terminated, _truncated, info = env.step(action)
     assert terminated and info["log_intact"] is True and info["log_entries"] > 4
     assert hashed == ["submit_report", "seal"]
+
+
+def test_episode_nonces_are_per_reset_seeded_and_draw_nothing_from_the_generator():
+    import pickle
+
+    import numpy as np
+    from gymnasium.utils import seeding
+
+    from batchgate_gym.kernel.ledger import EpisodeNonces
+
+    def first_three(seed: int) -> tuple[list[str], object]:
+        rng, _ = seeding.np_random(seed)
+        state = copy.deepcopy(rng.bit_generator.state)
+        nonces = EpisodeNonces()
+        drawn = [nonces.next(rng) for _ in range(3)]
+        assert rng.bit_generator.state == state  # the stream of cases and deals is untouched
+        return drawn, nonces
+
+    drawn, nonces = first_three(7)
+    assert len(set(drawn)) == 3 and all(len(n) == 32 for n in drawn)
+    assert first_three(7)[0] == drawn  # the same seed, the same nonces
+    assert not set(first_three(8)[0]) & set(drawn)
+    rng, _ = seeding.np_random(7)
+    assert nonces.next(rng) == drawn[0]  # a new generator starts again, as a reset with a seed does
+    rng.spawn(1)  # a child spawned makes a stream of its own; the parent's nonces stay
+    copy_rng, copy_nonces = pickle.loads(pickle.dumps((rng, nonces)))
+    assert copy_nonces.next(copy_rng) == nonces.next(rng) == drawn[1]  # a pickle goes on counting
+    legacy = np.random.MT19937()
+    legacy._legacy_seeding(3)  # no seed sequence: the nonce is drawn from the stream
+    seedless = np.random.Generator(legacy)
+    assert nonces.next(seedless) == _legacy_stream_bytes(3)
+
+
+def _legacy_stream_bytes(seed: int) -> str:
+    import numpy as np
+
+    legacy = np.random.MT19937()
+    legacy._legacy_seeding(seed)
+    return np.random.Generator(legacy).bytes(16).hex()
