@@ -8,13 +8,20 @@ fresh case from a seed drawn the same way, so ``reset(seed=s)`` gives the same
 case in any process. :func:`resolve_cases` turns an environment's ``cases=``
 argument into a source, with the desk naming its splits, its file loader, its
 case type and its procedural source.
+
+A desk configures the generic parts in a few lines: :class:`ProceduralCaseSource`
+is the base of its procedural source (a frozen dataclass whose fields are its
+knobs), and :class:`DeskCases` reads its named splits once per process and
+resolves its environments' ``cases=``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -73,6 +80,37 @@ def pick_procedural(
     seed = options.get("case_seed")
     seed = draw_seed(rng) if seed is None else check_seed(seed, "case_seed")
     return build(seed, **knobs)
+
+
+class ProceduralCaseSource:
+    """The base of a desk's procedural source: a frozen dataclass whose fields are its knobs.
+
+    The fields are the defaults a reset's options may override (:func:`pick_procedural`);
+    ``check_knobs`` (the desk's, a static method) checks them, merged with a reset's
+    options, and returns them normalised; ``check_seed`` checks a ``case_seed``; ``build``
+    makes the case of one seed and set of knobs. The knobs are checked, and kept
+    normalised, when the source is made, so a bad value raises ``ValueError`` at once.
+    """
+
+    check_knobs: ClassVar[Callable[..., Mapping[str, Any]]]
+    check_seed: ClassVar[Callable[[Any, str], int]]
+
+    def __post_init__(self) -> None:
+        for key, value in type(self).check_knobs(**self.knobs()).items():
+            object.__setattr__(self, key, value)
+
+    def knobs(self) -> dict[str, Any]:
+        """The source's knobs by name, in the order its fields are declared."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        desk = type(self)
+        return pick_procedural(
+            self, self.build, rng, options, tuple(self.knobs()), desk.check_knobs, desk.check_seed
+        )
+
+    def build(self, seed: int, **knobs: Any) -> Any:
+        raise NotImplementedError
 
 
 class FixedCases:
@@ -154,10 +192,62 @@ def resolve_cases(
     return FixedCases(load(items))
 
 
+class DeskCases(Generic[T]):
+    """Where one desk's cases come from: its named splits, its case files, its procedural source.
+
+    ``split_path(name)`` locates a split's file and ``load`` reads a file (or a list of
+    parsed dicts) into cases of ``case_type``; ``procedural(**knobs)`` is the desk's
+    procedural source. Each split is read once per process and shared by every
+    environment.
+    """
+
+    def __init__(
+        self,
+        splits: Sequence[str],
+        split_path: Callable[[str], Any],
+        load: Callable[[Any], Sequence[T]],
+        case_type: type[T],
+        procedural: Callable[..., CaseSource],
+    ) -> None:
+        self.splits = tuple(splits)
+        self._split_path = split_path
+        self._load = load
+        self._case_type = case_type
+        self._procedural = procedural
+        self._read: dict[str, tuple[T, ...]] = {}
+
+    def split(self, name: str) -> list[T]:
+        """A named split, read once per process: the caller's own list (the cases in it are read-only)."""
+        cached = self._read.get(name)
+        if cached is None:
+            cached = self._read[name] = tuple(self._load(self._split_path(name)))
+        return list(cached)
+
+    def source(
+        self, cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None, **knobs: Any
+    ) -> CaseSource:
+        """Resolve the ``cases`` argument of an environment (:func:`resolve_cases`).
+
+        ``None`` is a procedural source (``knobs`` go to it); a split's name serves that
+        fixed split; any other string or path is a JSONL file; a list holds case dicts
+        or cases; anything with ``pick`` is a source already.
+        """
+        return resolve_cases(
+            cases,
+            splits={name: functools.partial(self.split, name) for name in self.splits},
+            load=self._load,
+            case_type=self._case_type,
+            procedural=self._procedural,
+            **knobs,
+        )
+
+
 __all__ = [
     "SEED_LIMIT",
     "CaseSource",
+    "DeskCases",
     "FixedCases",
+    "ProceduralCaseSource",
     "ProceduralSource",
     "cases_or_split",
     "draw_seed",

@@ -72,7 +72,7 @@ class EpisodeNonces:
     def next(self, rng: np.random.Generator) -> str:
         """The nonce of the episode starting now, from ``rng``, the environment's generator."""
         if rng is not self._rng:
-            seeds = getattr(rng.bit_generator, "seed_seq", None)
+            seeds: Any = getattr(rng.bit_generator, "seed_seq", None)
             if not hasattr(seeds, "spawn_key"):
                 return rng.bytes(NONCE_BYTES).hex()
             try:

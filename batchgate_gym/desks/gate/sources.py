@@ -10,25 +10,25 @@ This module names the gate's splits, reads its files and holds its procedural kn
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, pick_procedural, resolve_cases
+from batchgate_gym.kernel.case_sources import CaseSource, DeskCases, FixedCases, ProceduralCaseSource
 
 from .cases import Case, case_from_dict, load_cases
-from .generator.build import DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH, DEFAULT_ROWS_PER_BATCH
-from .generator.splits import SPLITS
-
-_SCALE_KEYS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
+from .generator import build_case
+from .generator.build import (
+    DEFAULT_BATCHES,
+    DEFAULT_DEFECTS_PER_BATCH,
+    DEFAULT_ROWS_PER_BATCH,
+    check_knobs,
+    check_seed,
+)
+from .generator.splits import SPLITS, split_path
 
 
 @dataclass(frozen=True)
-class ProceduralCases:
+class ProceduralCases(ProceduralCaseSource):
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``rows_per_batch``
@@ -46,60 +46,24 @@ class ProceduralCases:
     batches: int = DEFAULT_BATCHES
     defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH
 
-    def __post_init__(self) -> None:
-        from .generator.build import check_knobs
-
-        for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():
-            object.__setattr__(self, key, value)
-
-    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Case:
-        from .generator.build import check_knobs, check_seed
-
-        return pick_procedural(self, self.build, rng, options, _SCALE_KEYS, check_knobs, check_seed)
+    check_knobs = staticmethod(check_knobs)
+    check_seed = staticmethod(check_seed)
 
     def build(self, seed: int, **knobs: Any) -> Case:
         return build_procedural(seed, **knobs)
 
 
 def build_procedural(seed: int, **knobs: Any) -> Case:
-    from .generator import build_case
-
     return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
 
 
-def split_cases(name: str) -> list[Case]:
-    """A named split, read once per process and shared by every environment."""
-    cached = _SPLIT_CACHE.get(name)
-    if cached is None:
-        from .generator import split_path
-
-        cached = _SPLIT_CACHE[name] = tuple(load_cases(split_path(name)))
-    return list(cached)  # the caller's own list: the cases in it are read-only
-
-
-_SPLIT_CACHE: dict[str, tuple[Case, ...]] = {}
-
-
-def case_source(
-    cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None, **knobs: Any
-) -> CaseSource:
-    """Resolve the ``cases`` argument of an environment.
-
-    ``None`` draws procedural cases (``knobs`` go to :class:`ProceduralCases`); a
-    split name (``"eval"``, ``"train"``) serves that fixed split; any other string
-    or path is a JSONL file; a list holds case dicts or :class:`Case` objects.
-    """
-    return resolve_cases(
-        cases,
-        splits={name: functools.partial(split_cases, name) for name in SPLITS},
-        load=load_cases,
-        case_type=Case,
-        procedural=ProceduralCases,
-        **knobs,
-    )
+CASES = DeskCases(SPLITS, split_path, load_cases, Case, ProceduralCases)
+split_cases = CASES.split  # a named split, read once per process and shared by every environment
+case_source = CASES.source  # an environment's ``cases=``: None (procedural), a split, a file, a list
 
 
 __all__ = [
+    "CASES",
     "SPLITS",
     "CaseSource",
     "FixedCases",

@@ -11,17 +11,13 @@ procedural knobs.
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from batchgate_gym.kernel.case_sources import CaseSource, FixedCases, pick_procedural, resolve_cases
+from batchgate_gym.kernel.case_sources import CaseSource, DeskCases, FixedCases, ProceduralCaseSource
 
 from .cases import CAP_CENTS, RefundCase, case_from_dict, load_cases
+from .generator import build_case
 from .generator.build import (
     DEFAULT_FAULT_RATE,
     DEFAULT_LAG_DEPTH,
@@ -30,13 +26,11 @@ from .generator.build import (
     check_knobs,
     check_seed,
 )
-from .generator.splits import SPLITS
-
-_SCALE_KEYS = ("family", "variant", "lines", "prior_rows", "lag_depth", "fault_rate", "cap_cents", "tickets")
+from .generator.splits import SPLITS, split_path
 
 
 @dataclass(frozen=True)
-class ProceduralRefundCases:
+class ProceduralRefundCases(ProceduralCaseSource):
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``lines``,
@@ -59,12 +53,8 @@ class ProceduralRefundCases:
     cap_cents: int = CAP_CENTS
     tickets: int = 1
 
-    def __post_init__(self) -> None:
-        for key, value in check_knobs(**{key: getattr(self, key) for key in _SCALE_KEYS}).items():
-            object.__setattr__(self, key, value)
-
-    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> RefundCase:
-        return pick_procedural(self, self.build, rng, options, _SCALE_KEYS, check_knobs, check_seed)
+    check_knobs = staticmethod(check_knobs)
+    check_seed = staticmethod(check_seed)
 
     def build(self, seed: int, **knobs: Any) -> RefundCase:
         return build_procedural(seed, **knobs)
@@ -72,45 +62,16 @@ class ProceduralRefundCases:
 
 def build_procedural(seed: int, **knobs: Any) -> RefundCase:
     """The procedural case of ``seed`` and ``knobs``, as a checked :class:`RefundCase`."""
-    from .generator import build_case
-
     return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
 
 
-def split_cases(name: str) -> list[RefundCase]:
-    """A named split, read once per process and shared by every environment."""
-    cached = _SPLIT_CACHE.get(name)
-    if cached is None:
-        from .generator import split_path
-
-        cached = _SPLIT_CACHE[name] = tuple(load_cases(split_path(name)))
-    return list(cached)  # the caller's own list: the cases in it are read-only
-
-
-_SPLIT_CACHE: dict[str, tuple[RefundCase, ...]] = {}
-
-
-def case_source(
-    cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None, **knobs: Any
-) -> CaseSource:
-    """Resolve the ``cases`` argument of an environment.
-
-    ``None`` draws a fresh procedural case per reset (``knobs`` go to
-    :class:`ProceduralRefundCases`); a split name (``"eval"``, ``"train"``) serves
-    that fixed split; any other string or path is a JSONL file; a list holds case
-    dicts or :class:`~.cases.RefundCase` objects; anything with ``pick`` is a source already.
-    """
-    return resolve_cases(
-        cases,
-        splits={name: functools.partial(split_cases, name) for name in SPLITS},
-        load=load_cases,
-        case_type=RefundCase,
-        procedural=ProceduralRefundCases,
-        **knobs,
-    )
+CASES = DeskCases(SPLITS, split_path, load_cases, RefundCase, ProceduralRefundCases)
+split_cases = CASES.split  # a named split, read once per process and shared by every environment
+case_source = CASES.source  # an environment's ``cases=``: None (procedural), a split, a file, a list
 
 
 __all__ = [
+    "CASES",
     "SPLITS",
     "CaseSource",
     "FixedCases",
