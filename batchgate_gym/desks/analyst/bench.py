@@ -6,8 +6,10 @@ that store (for the optional ``chdb`` store, when its extra is installed: the ch
 split's, the ones eval asks in ``duckdb``), through the full text interface, each
 graded, evidence re-run (level 7's TPC-H is timed apart); the median time to open
 the store over a dataset already on disk (and, for DuckDB, opened once in the
-process); and the median latency of one join query. Medians over
-``config.repeats`` runs, pinned to one core where the platform allows it.
+process); the median latency of one join query; and the median time of a fresh
+procedural reset asking in the store (a case seed the process has not built: the
+question, its dataset and the world's reset). Medians over ``config.repeats`` runs,
+pinned to one core where the platform allows it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ LATENCY_QUERY = (
     "JOIN orders o ON o.order_id = i.order_id WHERE o.status = 'delivered'"
 )
 LATENCY_RUNS = 30
+FRESH_SEEDS = 1_000_000  # case seeds from here on are built for the benchmark alone (per store)
 GROUPS = ("sqlite", "duckdb", "lake", "files", "sqlite+lake")
 OPTIONAL_GROUPS = ("chdb",)
 MARKET_LEVELS = (
@@ -74,6 +77,7 @@ class AnalystBench:
                 f"{m['episodes_per_second']:,.1f}",
                 f"{m['open_ms']:,.2f}",
                 f"{m['query_ms']:,.2f}",
+                f"{m['procedural_reset_ms']:,.1f}",
             )
             for group, m in result["stores"].items()
         ]
@@ -84,6 +88,7 @@ class AnalystBench:
             "careful episodes/s",
             "open store (ms)",
             "join query (ms)",
+            "fresh procedural reset (ms)",
         ]
         return markdown_table(head, rows)
 
@@ -133,7 +138,23 @@ def _measure(group: str, repeats: int) -> dict[str, Any]:
         "episodes_per_second": round(median_rate(runs, len(cases)), 2),
         "open_ms": round(1000 * statistics.median(opened() for _ in range(max(3, repeats))), 3),
         "query_ms": round(1000 * statistics.median(latencies), 3),
+        "procedural_reset_ms": round(1000 * _procedural_reset(desk, group, max(5, repeats)), 3),
     }
+
+
+def _procedural_reset(desk: Any, store: str, resets: int) -> float:
+    """The median seconds of a reset to a procedural case asking in ``store`` (the reset option
+    ``store``; the level-4 pair is level 4's), each a seed no earlier reset of the process
+    built (after one to open the environment), on the bench's clock."""
+    from batchgate_gym.app.bench.harness import seconds
+
+    env = desk.make_env(None)
+    asks = {"level": 4} if "+" in store else {"store": store}
+    seeds = iter(range(FRESH_SEEDS, FRESH_SEEDS + resets + 1))
+    env.reset(seed=0, options={**asks, "case_seed": next(seeds)})
+    took = [seconds(lambda: env.reset(options={**asks, "case_seed": next(seeds)})) for _ in range(resets)]
+    env.close()
+    return statistics.median(took)
 
 
 def _desk() -> Any:
