@@ -1,11 +1,12 @@
 """``batchgate team``: the team policies on the PettingZoo team environment, side by side.
 
 Each policy plays ``--seeds`` episodes (reset seeds 0..K-1) with ``--agents``
-gate agents, one policy instance per agent, through the AEC or the parallel
+agents, one policy instance per agent, through the AEC or the parallel
 interface. The table gives the exact mean reward and terms, how many seeds fell
-short of 1.0, and what went wrong (repeat loads, orders loaded with orphan rows,
-clean batches quarantined, bad batches loaded); a last row runs the single-agent
-naive policy over the very same cases. A desk's options that its team game takes
+short of 1.0, and what went wrong (the desk's metrics, and its game's mishaps: on
+the gate repeat loads, orders loaded with orphan rows, clean batches quarantined,
+bad batches loaded); a last row runs the game's single-agent reference policy (the
+gate's naive, the refund desk's careful) over the very same cases. A desk's options that its team game takes
 (the refund desk's ``--recovery``) set every environment, the last row's too; where
 the game has attackers under them, they follow the policies, with how far below
 the game's honest policy each lands. ``--json`` prints the same as JSON.
