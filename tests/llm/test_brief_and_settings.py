@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_support import rows, run_model, serving
 
 from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
 from batchgate_gym.llm import ChatEpisode, ChatSettings
 from batchgate_gym.llm.runner import RunConfig, SettingsMismatch, select
+
+from .support import rows, run_model, serving
 
 DESK_OPTIONS = {"gate": {}, "refund": {"recovery": True}, "analyst": {}}
 

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_support import rows, run_model, serving
 
 from batchgate_gym.app.cli import main
 from batchgate_gym.llm.results import load_results, report_json
 from batchgate_gym.llm.runner import RunStopped
 from batchgate_gym.llm.server import estimate_tokens
+
+from .support import rows, run_model, serving
 
 
 def largest_request(row: dict[str, Any]) -> int:

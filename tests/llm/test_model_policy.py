@@ -5,11 +5,12 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from llm_support import serving
 
 from batchgate_gym import evaluate, tool_schemas
 from batchgate_gym.policies import CarefulPolicy, NaivePolicy
 from batchgate_gym.policies.llm import ModelPolicy
+
+from .support import serving
 
 
 @pytest.mark.parametrize(("served", "reference"), [("careful", CarefulPolicy), ("naive", NaivePolicy)])

@@ -8,7 +8,6 @@ import urllib.request
 from typing import Any
 
 import pytest
-from llm_support import serving
 from openai import OpenAI
 
 from batchgate_gym import tool_schemas
@@ -16,6 +15,8 @@ from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.llm import ChatEpisode
 from batchgate_gym.llm.runner import assistant_message
 from batchgate_gym.llm.server import FAULT_KINDS, ServerSettings, estimate_tokens, serve_in_thread
+
+from .support import serving
 
 
 def post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:

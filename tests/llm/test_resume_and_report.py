@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_support import rows, run_model, serving
 
 from batchgate_gym.app.cli import main
 from batchgate_gym.llm.results import ResultsError, load_results, read_rows
+
+from .support import rows, run_model, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 

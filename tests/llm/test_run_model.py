@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_support import rows, run_model, serving
 
 from batchgate_gym import evaluate
 from batchgate_gym.llm.results import load_results, report_json
+
+from .support import rows, run_model, serving
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_support import rows, run_model, serving
 from openai import OpenAI
 
 from batchgate_gym import tool_schemas
@@ -21,6 +20,8 @@ from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.llm import ChatEpisode
 from batchgate_gym.llm.runner import RunStopped, assistant_message
 from batchgate_gym.llm.server import SEEN_KEPT, ScriptedServer, ServerSettings
+
+from .support import rows, run_model, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 EPISODE_FIELDS = ("case_id", "rollout", "messages", "score", "log", "head", "ended", "usage", "turns")

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from llm_support import serving
 
 from batchgate_gym import evaluate
 from batchgate_gym.app import desks
+
+from .support import serving
 
 vf = pytest.importorskip("verifiers", reason="verifiers is not installed (pip install -e '.[verifiers]')")
 from openai import AsyncOpenAI  # noqa: E402

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serving_support import (
+
+from .support import (
     POLICIES,
     Served,
     check_against_report,

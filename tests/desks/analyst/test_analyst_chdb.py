@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from analyst_hostile import refuse_all, run_bounded
 
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.canonical import cache_root
@@ -28,6 +27,8 @@ from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefu
 from batchgate_gym.envs.analyst import AnalystDeskEnv
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst import CarefulAnalyst
+
+from .hostile import refuse_all, run_bounded
 
 NEEDS_CHDB = "the chdb store needs the optional 'analyst-chdb' extra (pip install chdb)"
 try:

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from analyst_hostile import refuse_all, run_bounded
 
 from batchgate_gym.desks.analyst.canonical import dataset_dir
 from batchgate_gym.desks.analyst.market import DataSpec
@@ -24,6 +23,8 @@ from batchgate_gym.desks.analyst.stores import (
     StoreRefused,
     open_store,
 )
+
+from .hostile import refuse_all, run_bounded
 
 SPEC = DataSpec(5, 300)
 BUDGET = 0.5  # seconds: the stores are opened with a short time budget to keep the suite fast

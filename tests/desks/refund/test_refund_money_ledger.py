@@ -9,7 +9,6 @@ over the cap or on a line not owed, then voiding, scored 1.0 with no unauthorize
 from __future__ import annotations
 
 import pytest
-from test_refund_attackers import play  # one episode through the text interface, its score
 
 from batchgate_gym.desks.refund.sources import split_cases
 from batchgate_gym.envs import refund_team
@@ -20,6 +19,8 @@ from batchgate_gym.policies.refund import (
     PayAllVoidExtrasPolicy,
     VoidEarlierPolicy,
 )
+
+from .test_refund_attackers import play  # one episode through the text interface, its score
 
 EVAL = split_cases("eval")
 

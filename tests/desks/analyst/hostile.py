@@ -1,7 +1,6 @@
 """What every store's hostile suite checks: a hostile query refused at once; a huge one stopped, or cut to size, within its budget.
 
-Shared by the DuckDB/SQLite suite and the chdb suite (a plain module: a conftest here
-would take the module name `conftest` from the suite's top-level one).
+Shared by the DuckDB/SQLite suite and the chdb suite, which import it from this package.
 """
 
 from __future__ import annotations
