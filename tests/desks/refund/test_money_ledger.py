@@ -20,7 +20,7 @@ from batchgate_gym.policies.refund import (
     VoidEarlierPolicy,
 )
 
-from .test_refund_attackers import play  # one episode through the text interface, its score
+from .test_attackers import play  # one episode through the text interface, its score
 
 EVAL = split_cases("eval")
 
