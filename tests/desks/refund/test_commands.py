@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CASES = DATA / "dsed_eval_curated.jsonl"
 EXPECTED = json.loads((DATA / "dsed_eval_expected.json").read_text())
 FIGURES = (
