@@ -256,7 +256,7 @@ def _readme_commands() -> list[str]:
 def test_the_readmes_two_commands_are_what_ci_runs():
     install_and_report, install_and_test = _readme_commands()
     assert install_and_report.endswith("batchgate report") and "pip install -q -e . &&" in install_and_report
-    assert install_and_test.endswith("python -m pytest -q")
+    assert install_and_test.endswith("python -m pytest -q -n auto")
     lines = [line.strip() for line in CI_RUN.splitlines()]
     # The first runs in the fresh copy of the checkout, where no venv exists yet (a base
     # install); the second, the suite, is the last thing CI runs.
