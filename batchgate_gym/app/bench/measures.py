@@ -222,7 +222,13 @@ def scaling_point(case_dict: dict[str, Any], repeats: int) -> dict[str, float]:
 
     from ..evaluate import run_episode
 
-    budget = SqlBudget(max_steps=10**10, max_seconds=600.0)  # time the work, do not cut it off
+    budget = SqlBudget(  # time the work, do not cut it off: no step, CPU or clock budget binds
+        max_steps=10**10,
+        max_action_steps=10**10,
+        max_seconds=600.0,
+        max_cpu_seconds=600.0,
+        max_action_cpu_seconds=600.0,
+    )
 
     def new_reset() -> Any:
         env = BatchGateEnv(load_cases([case_dict]), sql_budget=budget, max_turns=200)
