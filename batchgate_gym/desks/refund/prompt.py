@@ -9,6 +9,8 @@ for the original's); a policy that plays the desk reads it from there.
 
 from __future__ import annotations
 
+import functools
+
 from batchgate_gym.kernel.codec import escape, how_to_act, tool_lines
 
 from .cases import CAP_CENTS, RefundCase
@@ -58,18 +60,21 @@ def task_text(case: RefundCase, max_turns: int, hints: bool = False, recovery: b
     return case.derived(key, lambda: _task_text(case, max_turns, hints, recovery))
 
 
-def _task_text(case: RefundCase, max_turns: int, hints: bool, recovery: bool) -> str:
+@functools.cache
+def _tools_text(recovery: bool) -> tuple[str, str]:
+    """The tool list and how to act, for the desk's tools with or without recovery: the same
+    for every case, made once (rendering every signature was an eighth of a fresh reset)."""
     tools = desk_tools(recovery)
+    return f"Tools:\n{tool_lines(tools)}", how_to_act(tools)
+
+
+def _task_text(case: RefundCase, max_turns: int, hints: bool, recovery: bool) -> str:
     parts = [brief(case.cap_cents)]
     if recovery:
         parts.append(_RECOVERY)
     if hints:
         parts.append(_HINTS)
-    parts += [
-        f"Tools:\n{tool_lines(tools)}",
-        how_to_act(tools),
-        f"You have {max_turns} turns.",
-    ]
+    parts += [*_tools_text(recovery), f"You have {max_turns} turns."]
     if case.queue:
         parts.append(_QUEUE.format(count=len(case.tickets)))
     parts.append(f'Ticket for order {case.order.order_id}: "{case.prompt}"')
