@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import batchgate_gym
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +108,7 @@ def _probe(mode: str) -> dict:
     return json.loads(out)
 
 
+@pytest.mark.slow  # a fresh interpreter imports every core module
 def test_importing_the_core_loads_no_env_code_and_registers_by_name_only():
     out = _probe("with-gymnasium")
     leaked = [
@@ -118,6 +121,7 @@ def test_importing_the_core_loads_no_env_code_and_registers_by_name_only():
     }
 
 
+@pytest.mark.slow  # a fresh interpreter imports every core module
 def test_the_core_imports_without_gymnasium_installed():
     out = _probe("without-gymnasium")
     assert "batchgate_gym.desks.gate.world" in out["modules"] and out["registered"] is None

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # episodes played in child processes, paused and contended
+
 MIDQUERY = """
 import json, os, signal, sys, threading
 from batchgate_gym.app import desks

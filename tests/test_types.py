@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +76,7 @@ def test_the_installed_shape_names_envs_and_policies_inside_the_package(tmp_path
     assert (package / "kernel" / "episode.py").resolve() == ROOT / PACKAGE / "kernel" / "episode.py"
 
 
+@pytest.mark.slow  # type check: mypy over the whole package
 def test_mypy_is_clean() -> None:
     report, status = run_mypy()
     assert status == 0, "mypy found problems:\n" + report

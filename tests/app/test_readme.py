@@ -62,7 +62,13 @@ def is_run_of_lines(part: str, whole: str) -> bool:
     return f"\n{part.strip()}\n" in f"\n{whole.strip()}\n"
 
 
-@pytest.mark.parametrize(("page", "command", "body"), BLOCKS, ids=[f"{p}: {c}" for p, c, _ in BLOCKS])
+def _block(page: str, command: str, body: str) -> object:
+    """A block pinned to a command reruns it (slow); a recorded block only reads its file."""
+    marks = () if command.startswith(RECORDED) else (pytest.mark.slow,)
+    return pytest.param(page, command, body, id=f"{page}: {command}", marks=marks)
+
+
+@pytest.mark.parametrize(("page", "command", "body"), [_block(*block) for block in BLOCKS])
 def test_block_is_the_commands_output(page, command, body):
     if command.startswith(RECORDED):
         # Too slow or machine-dependent to rerun here (training, timing): the block
@@ -82,6 +88,7 @@ def test_part_of_is_whole_lines():
     assert not is_run_of_lines("| a | 1 |\n| c | 3 |", whole)
 
 
+@pytest.mark.slow  # runs the README's example
 def test_usage_example_runs():
     example = README.split("## Use it from Python\n\n```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) <= 10
@@ -91,6 +98,7 @@ def test_usage_example_runs():
     assert "'reported': True" in out
 
 
+@pytest.mark.slow  # runs the README's model example against a server
 def test_model_example_runs(tmp_path):
     """The README's model lines, run as written but on a free port and two cases."""
     import socket
@@ -181,6 +189,7 @@ CHARTS = [
 
 
 @pytest.mark.parametrize(("page", "command", "images"), CHARTS, ids=[f"{p}: {c}" for p, c, _ in CHARTS])
+@pytest.mark.slow  # runs every charting command
 def test_charts_are_what_the_command_draws(page, command, images, tmp_path):
     image = pytest.importorskip("matplotlib.image")
     words = shlex.split(command)
@@ -220,6 +229,7 @@ def test_docs_images_are_the_recorded_plots(image, plot):
     assert (ROOT / image).read_bytes() == (ROOT / plot).read_bytes()
 
 
+@pytest.mark.slow  # builds the docs site
 def test_docs_site_builds_strict(tmp_path):
     if not os.environ.get("CI"):  # CI installs the docs extra, so there it must build
         pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")

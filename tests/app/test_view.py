@@ -93,12 +93,14 @@ def report(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # renders every recorded rollout
 def test_the_page_stands_alone(report):
     text = report.read_text()
     assert "http://" not in text and "https://" not in text and "<link" not in text
     assert "<script src" not in text and "@import" not in text
 
 
+@pytest.mark.slow  # browser
 def test_every_rollout_call_result_and_term_is_in_the_rendered_page(report, browser, tmp_path):
     page, outside = browser
     page.goto(report.as_uri())
@@ -124,6 +126,7 @@ def test_every_rollout_call_result_and_term_is_in_the_rendered_page(report, brow
     assert any(d["infra"] for d in shown) and any(d["outcome"] == "partial" for d in shown)
 
 
+@pytest.mark.slow  # browser
 def test_a_filter_hides_the_other_models(report, browser, tmp_path):
     page, _ = browser
     page.goto(report.as_uri())
@@ -188,6 +191,7 @@ def test_text_is_escaped():
     assert "&quot;Sent the kettle back" in page or "Sent the kettle back" not in page
 
 
+@pytest.mark.slow  # browser, and the docs site built
 def test_the_docs_site_renders_its_index_and_a_desk_page(browser, tmp_path):
     if not os.environ.get("CI"):  # CI installs the docs extra
         pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")

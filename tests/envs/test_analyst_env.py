@@ -72,6 +72,7 @@ def test_malformed_action_is_an_error_observation() -> None:
     env.close()
 
 
+@pytest.mark.slow  # whole split
 def test_careful_is_perfect_on_eval_and_every_log_replays() -> None:
     cases = split_cases("eval")
     env = AnalystDeskEnv(cases)
@@ -104,6 +105,7 @@ def test_an_edited_log_is_refused() -> None:
     env.close()
 
 
+@pytest.mark.slow  # a train sample and procedural seeds
 def test_careful_is_perfect_on_a_train_sample_and_procedural_seeds() -> None:
     train = split_cases("train")[::16]
     assert evaluate(CarefulAnalyst, cases=train, desk="analyst", progress=False).overall.mean("reward") == 1.0
@@ -133,6 +135,7 @@ def played(fast_eval: list[Any]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow  # every attacker over the eval split
 def test_attackers_stay_below_careful_and_evidence_attackers_earn_none(
     fast_eval: list[Any], played: dict[str, Any]
 ) -> None:
@@ -159,6 +162,7 @@ def test_attackers_stay_below_careful_and_evidence_attackers_earn_none(
                 assert episode.terms["correct"] == 0.0
 
 
+@pytest.mark.slow  # every attacker over the eval split
 def test_the_score_pays_care_then_honest_declines_then_guesses(played: dict[str, Any]) -> None:
     """careful > decline-when-unsure > guess-when-unsure > always-decline; reading no data, or
     a wrong answer dressed in evidence, earns less than declining when unsure."""

@@ -85,6 +85,7 @@ def test_constructor_knobs_and_split_arguments():
         BatchGateEnv(split="eval", batches=4)  # knobs shape procedural cases only
 
 
+@pytest.mark.slow  # sweep: procedural cases at scale
 def test_careful_is_perfect_on_procedural_cases_at_scale():
     assert evaluate(CarefulPolicy, seeds=range(300), progress=False).overall.means["reward"] == 1
     big = evaluate(

@@ -238,6 +238,7 @@ def test_a_rechained_team_log_that_would_raise_the_score_is_refused(keyed):
 # -- the reference team policies -------------------------------------------------------------
 @pytest.mark.parametrize("parallel", [False, True], ids=["aec", "parallel"])
 @pytest.mark.parametrize("n_agents", [2, 4])
+@pytest.mark.slow  # sweep: 200 seeds
 def test_careful_with_claims_is_perfect_on_200_seeds(n_agents, parallel):
     results, _ = run_team(
         TEAM_POLICIES["careful-with-claims"], range(200), n_agents=n_agents, parallel=parallel

@@ -87,6 +87,7 @@ def argument_tuples(arity: int) -> list[tuple[str, ...]]:
     return list(itertools.product(pool, repeat=arity))
 
 
+@pytest.mark.slow  # hostile SQL: every function, every argument position
 def test_every_scalar_function_with_huge_or_long_arguments_stays_within_the_budget() -> None:
     budget = SqlBudget(max_cpu_seconds=0.25)
     guard = guarded(budget)
@@ -179,6 +180,7 @@ def pair() -> tuple[sqlite3.Connection, sqlite3.Connection]:
     fmt=st.one_of(formats, formats.map(str.encode)),
     rest=st.lists(arguments, max_size=6),
 )
+@pytest.mark.slow  # hypothesis against SQLite's own printf
 def test_the_checked_printf_returns_what_sqlite_returns(
     pair: tuple[sqlite3.Connection, sqlite3.Connection], name: str, fmt: object, rest: list[object]
 ) -> None:

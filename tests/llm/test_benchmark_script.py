@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from benchmark_scripts import load_script
 
 from batchgate_gym.llm.results import load_results, report_json
 
 
+@pytest.mark.slow  # server: the benchmark script over every scripted player
 def test_the_script_writes_one_regradable_file_per_scripted_player(tmp_path: Path, monkeypatch: Any) -> None:
     script = load_script("llm_scripted")
     faulty = next(player for player in script.PLAYERS if player[0] == "scripted-careful-faults")

@@ -58,6 +58,7 @@ def served() -> Any:
         assert "serving gate/careful at http://127.0.0.1:" in process.stderr.read()
 
 
+@pytest.mark.slow  # server and client as commands in child processes
 def test_serve_run_model_and_report_as_commands(
     served: str, tmp_path: Path, monkeypatch: Any, capsys: Any
 ) -> None:

@@ -114,6 +114,7 @@ def test_the_command_fails_when_nothing_was_scored(tmp_path: Path, capsys: Any) 
     assert all(json.loads(line)["ended"] == "infra" for line in out.read_text().splitlines())
 
 
+@pytest.mark.slow  # server and a command interrupted in a child process
 def test_ctrl_c_ends_with_one_line_and_keeps_the_rows_written(tmp_path: Path) -> None:
     import signal
     import subprocess

@@ -14,6 +14,7 @@ from .support import serving
 
 
 @pytest.mark.parametrize(("served", "reference"), [("careful", CarefulPolicy), ("naive", NaivePolicy)])
+@pytest.mark.slow  # server: the whole eval split
 def test_a_model_behind_http_scores_what_its_script_scores(served, reference) -> None:
     expected = evaluate(reference, split="eval", progress=False)
     with serving(served) as server:

@@ -26,6 +26,7 @@ def cli(args: list[str], capsys: Any) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow  # server: a run killed and resumed
 def test_a_run_killed_midway_resumes_without_redoing_a_rollout(tmp_path: Path) -> None:
     out = tmp_path / "killed.jsonl"
     with serving("careful", delay=0.03) as server:

@@ -25,6 +25,7 @@ def name_policy(name: str) -> Any:
 
 
 @pytest.mark.parametrize("policy", ["careful", "naive"])
+@pytest.mark.slow  # server: the whole eval split
 def test_through_the_server_every_case_scores_what_evaluate_gives(
     policy: str, direct: dict[str, Any], tmp_path: Path
 ) -> None:

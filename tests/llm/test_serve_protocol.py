@@ -65,6 +65,7 @@ def test_the_official_client_assembles_a_stream_into_the_same_message() -> None:
 
 
 @pytest.mark.parametrize("mode", ["tools", "text"])
+@pytest.mark.slow  # server: whole split streamed and not
 def test_run_model_with_stream_writes_the_rows_it_writes_without(tmp_path: Path, mode: str) -> None:
     plain, streamed = tmp_path / "plain.jsonl", tmp_path / "streamed.jsonl"
     with serving("careful", model_errors=0.2, seed=3) as server:

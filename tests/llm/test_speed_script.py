@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from benchmark_scripts import load_script
 
 
+@pytest.mark.slow  # server: the speed script end to end
 def test_the_quick_run_writes_json_and_a_table(tmp_path: Path) -> None:
     script = load_script("llm_speed")
     assert script.main(["--quick", "--concurrency", "1", "4", "--out", str(tmp_path)]) == 0

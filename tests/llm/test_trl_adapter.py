@@ -108,6 +108,7 @@ def test_trl_builds_the_desks_own_tool_schemas(
 
 
 @pytest.mark.parametrize(("desk", "cls", "schemas"), DESKS)
+@pytest.mark.slow  # builds TRL's GRPO trainer
 def test_trainer_probe_finds_the_tools_reset_and_reward(
     desk: str, cls: type[DeskToolEnv], schemas: Any
 ) -> None:
@@ -286,6 +287,7 @@ def played_directly(seed: int, variant: int) -> tuple[float, list[str]]:
     return env.get_reward(), [e["action"] for e in env.env.unwrapped.export_log()]
 
 
+@pytest.mark.slow  # training: GRPO rollouts
 def test_grpo_rollouts_call_the_desk_through_trl_and_read_its_reward(tmp_path: Any) -> None:
     made: list[GateToolEnv] = []
 
@@ -334,6 +336,7 @@ def test_grpo_rollouts_call_the_desk_through_trl_and_read_its_reward(tmp_path: A
     )
 
 
+@pytest.mark.slow  # training: two GRPO steps
 def test_two_grpo_steps_on_a_tiny_random_model(tmp_path: Any) -> None:
     resets: list[dict[str, Any]] = []
 

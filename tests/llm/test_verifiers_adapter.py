@@ -28,6 +28,7 @@ def verifiers_rewards(desk: str, policy: str, **options: Any) -> dict[str, float
 
 
 @pytest.mark.parametrize(("desk", "policy"), [("gate", "naive"), ("gate", "careful"), ("refund", "naive")])
+@pytest.mark.slow  # server: verifiers over the whole eval split
 def test_verifiers_evaluate_scores_each_case_as_in_process_play(desk: str, policy: str) -> None:
     spec = desks.get(desk)
     direct = evaluate(spec.known_policies()[policy], split="eval", desk=desk, progress=False)

@@ -43,6 +43,8 @@ from batchgate_gym.llm.results import desk_tools
 from batchgate_gym.serving.clients import play_mcp
 from batchgate_gym.serving.mcp_server import META, RESULT_URI, TASK_URI
 
+pytestmark = pytest.mark.slow  # servers: each desk served in its own process
+
 # The eval cases each desk plays here: an MCP session costs several HTTP exchanges before its
 # first step, so a spread of each split (benchmarks/serve_env.py plays every case).
 CASES: dict[str, tuple[int, ...] | None] = {

@@ -37,6 +37,8 @@ from batchgate_gym.app.evaluate import as_policy  # noqa: E402
 from batchgate_gym.serving.clients import play_openenv  # noqa: E402
 from batchgate_gym.serving.openenv_server import DeskAction, DeskEnvClient  # noqa: E402
 
+pytestmark = pytest.mark.slow  # servers: each desk served in its own process
+
 # The eval cases each desk plays (None: all); the analyst's are slower, so a few families, some
 # of which the naive policy fails.
 CASES: dict[str, tuple[int, ...] | None] = {"gate": None, "refund": None, "analyst": (0, 16, 36, 44, 64, 84)}

@@ -34,6 +34,7 @@ def variants() -> dict[str, dict[str, Fraction]]:
     return ablated_means(played, answerability(cases))
 
 
+@pytest.mark.slow  # every policy under every ablated grader
 def test_every_term_and_the_abstention_rule_reorder_some_policies(variants: Any) -> None:
     reordered = earns_its_place(variants)
     assert set(reordered) == {
@@ -47,6 +48,7 @@ def test_every_term_and_the_abstention_rule_reorder_some_policies(variants: Any)
         assert pairs, f"{label} changes no ordering"
 
 
+@pytest.mark.slow  # every policy under every ablated grader
 def test_what_each_term_guards_against(variants: Any) -> None:
     full = variants["full"]
     assert full["careful"] == 1 and full["one-short"] > full["first-only"]

@@ -191,6 +191,7 @@ def test_same_rows_as_duckdb(store) -> None:
 
 
 @needs_chdb
+@pytest.mark.slow  # whole split
 def test_careful_is_perfect_on_the_chdb_split_and_every_log_replays() -> None:
     cases = split_cases("chdb")
     assert {c.store for c in cases} == {"chdb"} and {c.level for c in cases} == {1, 2, 3, 5, 6, 7}
@@ -210,6 +211,7 @@ def test_careful_is_perfect_on_the_chdb_split_and_every_log_replays() -> None:
 
 
 @needs_chdb
+@pytest.mark.slow  # whole split, in two engines
 def test_the_same_questions_score_the_same_in_duckdb() -> None:
     asked = {(c.question, c.data) for c in split_cases("chdb")}
     duck = [c for c in split_cases("eval") if c.stores == ("duckdb",)]

@@ -85,6 +85,7 @@ def check_seed(templates: list[Template], seed: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("snapshots", [False, True], ids=["levels-1-to-5", "level-6"])
+@pytest.mark.slow  # sweep: 200 seeds per level
 def test_reference_equals_sql_on_200_seeds_per_level(snapshots: bool) -> None:
     """Levels 1 to 5 share one dataset per seed; level 6 asks over a snapshot of its own."""
     templates = [t for t in TEMPLATES if t.answerable and t.level <= 6 and (t.level == 6) == snapshots]

@@ -22,7 +22,7 @@ from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.policies.analyst import CarefulAnalyst
 from batchgate_gym.testing import analyst
 
-TestAnalystMachine = analyst.AnalystMachine.TestCase
+TestAnalystMachine = pytest.mark.slow(analyst.AnalystMachine.TestCase)  # a hypothesis state machine
 TestAnalystMachine.settings = settings(settings.default, stateful_step_count=10)
 
 

@@ -156,6 +156,7 @@ def tpch_cases() -> list[Any]:
     return split_cases("tpch")
 
 
+@pytest.mark.slow  # whole split: every TPC-H case
 def test_careful_answers_every_level7_case_and_each_log_replays(tpch_cases: list[Any]) -> None:
     assert {c.level for c in tpch_cases} == {7} and {c.store for c in tpch_cases} == set(STORES)
     assert len(tpch_cases) == len(LEVEL7) * len(STORES)
@@ -173,6 +174,7 @@ def test_careful_answers_every_level7_case_and_each_log_replays(tpch_cases: list
     env.close()
 
 
+@pytest.mark.slow  # whole split: every TPC-H case, every attacker
 def test_attackers_stay_below_careful_on_level7(tpch_cases: list[Any]) -> None:
     cases = [c for c in tpch_cases if c.store == "sqlite"]
     careful = evaluate(CarefulAnalyst, cases=cases, desk="analyst", progress=False)

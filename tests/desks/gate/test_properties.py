@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -196,4 +197,4 @@ def test_the_env_never_raises_and_every_observation_lies_in_its_space(case: Any,
             break
 
 
-TestGateMachine = GateMachine.TestCase
+TestGateMachine = pytest.mark.slow(GateMachine.TestCase)  # a hypothesis state machine
