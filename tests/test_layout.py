@@ -208,3 +208,21 @@ def test_every_package_is_listed_for_installation():
     assert found == listed
     data = config["options.package_data"]
     assert data["batchgate_gym.desks.gate"].strip() == "data/*.jsonl"
+
+
+def test_the_test_tree_mirrors_the_package():
+    """Each folder of tests is a package named after the subpackage it tests (tests/desks/refund/
+    holds the refund desk's tests), so its files need not repeat the folder's name."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    tests = ROOT / "tests"
+    for folder in sorted(p for p in tests.rglob("*") if p.is_dir()):
+        parts = folder.relative_to(tests).parts
+        if parts[0] == "data" or any(part.startswith((".", "__")) for part in parts):
+            continue
+        assert (folder / "__init__.py").is_file(), f"{folder} is not a package"
+        assert ".".join(("batchgate_gym", *parts)) in listed, f"{folder} names no package"
+        assert list(folder.glob(f"test_{folder.name}_*.py")) == [], f"{folder}: file names repeat the folder"
