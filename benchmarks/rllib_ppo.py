@@ -1,6 +1,6 @@
 """Train RLlib's PPO on BadBatchGate's macro-action interface.
 
-For users who outgrow one machine: the same ``MacroGateEnv`` the Stable-Baselines3
+For users who outgrow one machine: the same ``GateMacroEnv`` the Stable-Baselines3
 script trains on, registered with Ray's own ``register_env`` so RLlib's env
 runners build it on any node. The configuration below is RLlib's new API stack
 (EnvRunners, Learners, RLModule); scale it by raising ``--env-runners`` (and, on
@@ -24,14 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.envs.macro import MacroGateEnv
+from batchgate_gym.envs.gate.macro import GateMacroEnv
 
 ENV_NAME = "batchgate_gym/BadBatchGateMacro-rllib"
 
 
-def make_env(env_config: dict[str, Any]) -> MacroGateEnv:
+def make_env(env_config: dict[str, Any]) -> GateMacroEnv:
     """The env creator RLlib calls on each env runner (``env_config`` is a dict)."""
-    return MacroGateEnv(env_config.get("cases"), slots=int(env_config.get("slots", 4)))
+    return GateMacroEnv(env_config.get("cases"), slots=int(env_config.get("slots", 4)))
 
 
 def register() -> None:
@@ -72,7 +72,7 @@ def greedy_eval(algorithm: Any, slots: int, split: str = "eval") -> float:
     from ray.rllib.core.columns import Columns
 
     module = algorithm.get_module()
-    env = MacroGateEnv(split, slots=slots)
+    env = GateMacroEnv(split, slots=slots)
     rewards = []
     for index in range(len(env.text_env.source.cases)):
         vector, info = env.reset(seed=index, options={"case_index": index})

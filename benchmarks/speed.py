@@ -115,9 +115,9 @@ def macro_steps_per_second(steps: int, repeats: int, clock: str) -> float:
     """Steps per second of ``BadBatchGateMacro-v0`` (eval split) under random masked actions."""
     import numpy as np
 
-    from batchgate_gym.envs.macro import MacroGateEnv
+    from batchgate_gym.envs.gate.macro import GateMacroEnv
 
-    env = MacroGateEnv(split="eval")
+    env = GateMacroEnv(split="eval")
     rng = np.random.default_rng(0)
     env.reset(seed=0)  # later resets draw from the env's own generator, as a training loop's do
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from batchgate_gym.app.evaluate import EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
-from batchgate_gym.envs.macro import MacroGateEnv
+from batchgate_gym.envs.gate.macro import GateMacroEnv
 from batchgate_gym.policies import REFERENCE_POLICIES
 from batchgate_gym.policies.learned import learned_policy, random_macro_policy
 
@@ -78,7 +78,7 @@ class TrainRun:
     curve_seconds: float = 0.0
 
 
-def make_model(config: Any, env_class: type = MacroGateEnv, size: dict[str, int] | None = None) -> Any:
+def make_model(config: Any, env_class: type = GateMacroEnv, size: dict[str, int] | None = None) -> Any:
     """A fresh, seeded model on a vectorised macro env: the gate's by default, sized by
     ``config.slots``; another desk's wrapper takes its own ``size`` keywords. ``config``
     is this script's :class:`TrainConfig` or any config with the same training fields."""

@@ -38,8 +38,8 @@ import numpy as np
 from batchgate_gym.app import desks
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
-from batchgate_gym.envs.refund_macro import RefundMacroEnv
-from batchgate_gym.envs.refund_macro_codec import RefundMacroTracker
+from batchgate_gym.envs.refund.macro import RefundMacroEnv
+from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
 from batchgate_gym.policies.refund import REFUND_POLICIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

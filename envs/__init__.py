@@ -1,19 +1,22 @@
-"""Gymnasium and PettingZoo environments over the batch-gate core.
+"""Gymnasium and PettingZoo environments over the desks, one package per desk.
 
-``batchgate_gym/BadBatchGate-v0`` (text actions, :mod:`.gate`) and its
-macro-action form ``batchgate_gym/BadBatchGateMacro-v0`` (:mod:`.macro`) are
-registered by ``import batchgate_gym`` (:mod:`batchgate_gym.registration`). The
-text environment is :class:`~.text_env.TextDeskEnv`, shared by every desk and
-given its domain by a :class:`~.text_env.DeskAdapter`; ``BatchGateEnv`` is it with
-the gate's adapter. The multi-agent team game is :mod:`.team` (PettingZoo AEC and
-parallel APIs), also under its versioned name :mod:`.team_v0`.
+Every desk's package holds the same modules for the same forms: ``text`` (the
+Gymnasium environment with text actions and observations), ``macro`` and
+``macro_codec`` (discrete moves and numeric observations for standard RL
+libraries, where the desk has them), ``team`` and its versioned name ``team_v0``
+(PettingZoo AEC and parallel forms of a team game, where the desk has one). The
+forms themselves are shared: :class:`~.text_env.TextDeskEnv` given a desk's
+:class:`~.text_env.DeskAdapter`, :class:`~.macro_env.TextMacroEnv` over a text
+environment, and :class:`~.team_env.TeamAECEnv` / :class:`~.team_env.TeamParallelEnv`
+given a desk's :class:`~.team_env.TeamAdapter`. ``import batchgate_gym`` registers
+every desk's Gymnasium ids (:mod:`batchgate_gym.registration`), by string entry point.
 """
 
 from __future__ import annotations
 
 from batchgate_gym.registration import ENV_ID, MACRO_ENV_ID, register_envs
 
-from .gate import BatchGateEnv
+from .gate.text import BatchGateEnv
 from .text_env import DeskAdapter, TextDeskEnv
 
 register_envs()  # already done by ``import batchgate_gym``; harmless to repeat

@@ -2,7 +2,7 @@
 
 A network trained on ``BadBatchGateMacro-v0`` picks macro indices from numeric
 observations. To compare it with every other policy it must play the text game:
-:class:`MacroPolicy` keeps its own :class:`MacroTracker`, reads each text
+:class:`MacroPolicy` keeps its own :class:`GateMacroTracker`, reads each text
 observation into the same vector and mask the training wrapper produced, asks a
 chooser for an index and sends the translated tool call. It sees nothing but
 observations. Choosers: a trained (or untrained) Stable-Baselines3 model, or a
@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
-from batchgate_gym.envs.macro_codec import MacroLayout, MacroTracker
+from batchgate_gym.envs.gate.macro_codec import GateMacroLayout, GateMacroTracker
 
 Chooser = Callable[[np.ndarray, np.ndarray], int]  # (vector, mask) -> index; may have start(task)
 
@@ -46,11 +46,11 @@ class MacroPolicy:
 
     def __init__(self, choose: Chooser, *, slots: int = 4, name: str = "macro") -> None:
         self.choose = choose
-        self.layout = MacroLayout(slots)
+        self.layout = GateMacroLayout(slots)
         self.name = name
 
     def reset(self, observation: str, info: dict[str, Any]) -> None:
-        self.tracker = MacroTracker(self.layout)
+        self.tracker = GateMacroTracker(self.layout)
         self.opened = False
         start = getattr(self.choose, "start", None)
         if start is not None:

@@ -613,7 +613,7 @@ class LookalikeIdsPolicy(ScriptedRefundPolicy):
         yield action(*calls)
 
 
-# -- the team game (``batchgate_gym.envs.refund_team``) ---------------------------------------
+# -- the team game (``batchgate_gym.envs.refund.team``) ---------------------------------------
 
 
 class ClaimingCarefulPolicy(CarefulRefundPolicy):

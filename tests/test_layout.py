@@ -116,8 +116,8 @@ def test_importing_the_core_loads_no_env_code_and_registers_by_name_only():
     ]
     assert leaked == []
     assert out["registered"] == {
-        "batchgate_gym/BadBatchGate-v0": "batchgate_gym.envs.gate:BatchGateEnv",
-        "batchgate_gym/BadBatchGateMacro-v0": "batchgate_gym.envs.macro:MacroGateEnv",
+        "batchgate_gym/BadBatchGate-v0": "batchgate_gym.envs.gate.text:BatchGateEnv",
+        "batchgate_gym/BadBatchGateMacro-v0": "batchgate_gym.envs.gate.macro:GateMacroEnv",
     }
 
 

@@ -21,7 +21,8 @@ import gymnasium
 import pytest
 
 import batchgate_gym
-from batchgate_gym.envs import refund_team, team
+from batchgate_gym.envs.gate import team
+from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.registration import ENTRY_POINTS
 
 ROOT = Path(__file__).resolve().parents[2]

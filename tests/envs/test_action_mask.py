@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from batchgate_gym.envs.macro import MacroGateEnv
+from batchgate_gym.envs.gate.macro import GateMacroEnv
 from batchgate_gym.policies.learned import RandomChooser
 
 
 def test_discrete_sample_takes_the_mask_from_info() -> None:
-    env = MacroGateEnv(split="eval")
+    env = GateMacroEnv(split="eval")
     _, info = env.reset(seed=0)
     env.action_space.seed(0)
     steps = 0
@@ -29,7 +29,7 @@ def test_discrete_sample_takes_the_mask_from_info() -> None:
 
 
 def test_the_mask_still_indexes_as_booleans() -> None:
-    env = MacroGateEnv(split="eval")
+    env = GateMacroEnv(split="eval")
     _, info = env.reset(seed=1)
     mask = info["action_mask"]
     allowed = np.flatnonzero(mask)

@@ -24,7 +24,7 @@ from batchgate_gym.desks.analyst import ENV_ID
 from batchgate_gym.desks.analyst.canonical import dataset_dir
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
 from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES, CarefulAnalyst
 

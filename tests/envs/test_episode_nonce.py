@@ -17,9 +17,9 @@ from batchgate_gym.desks.analyst.replay import replay as replay_analyst
 from batchgate_gym.desks.gate.replay import replay as replay_gate
 from batchgate_gym.desks.refund.replay import grade_exported
 from batchgate_gym.desks.refund.replay import replay as replay_refund
-from batchgate_gym.envs.analyst import AnalystDeskEnv
-from batchgate_gym.envs.gate import BatchGateEnv
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+from batchgate_gym.envs.gate.text import BatchGateEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError
 
 KEY = b"desk key"

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchgate_gym.envs import refund_team, team
+from batchgate_gym.envs.gate import team
+from batchgate_gym.envs.refund import team as refund_team
 
 NAMES = (
     "list_batches",

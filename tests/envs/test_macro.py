@@ -14,18 +14,18 @@ from gymnasium.utils.env_checker import check_env
 
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.envs import MACRO_ENV_ID, BatchGateEnv
-from batchgate_gym.envs.macro import SLOT_MOVES, MacroGateEnv, MacroLayout
+from batchgate_gym.envs.gate.macro import SLOT_MOVES, GateMacroEnv, GateMacroLayout
 from batchgate_gym.policies.learned import MacroPolicy
 
 
 @pytest.fixture
-def env() -> MacroGateEnv:
-    macro = MacroGateEnv(FIXTURE_CASES)
+def env() -> GateMacroEnv:
+    macro = GateMacroEnv(FIXTURE_CASES)
     yield macro
     macro.close()
 
 
-def _mask_of(env: MacroGateEnv, slot: int) -> dict[str, bool]:
+def _mask_of(env: GateMacroEnv, slot: int) -> dict[str, bool]:
     mask = env.action_masks()
     return {move: bool(mask[env.layout.index(slot, move)]) for move in SLOT_MOVES}
 
@@ -39,7 +39,7 @@ def test_check_env_passes_with_warnings_as_errors() -> None:
 
 
 def test_layout_round_trips_every_index() -> None:
-    layout = MacroLayout(3)
+    layout = GateMacroLayout(3)
     assert layout.n_actions == 3 * len(SLOT_MOVES) + 1
     for index in range(layout.n_actions):
         slot, move = layout.decode(index)
@@ -48,7 +48,7 @@ def test_layout_round_trips_every_index() -> None:
         layout.decode(layout.n_actions)
 
 
-def test_mask_after_reset_allows_own_table_moves_only(env: MacroGateEnv) -> None:
+def test_mask_after_reset_allows_own_table_moves_only(env: GateMacroEnv) -> None:
     _obs, info = env.reset(seed=0, options={"case_index": 0})
     assert np.array_equal(info["action_mask"], env.action_masks())
     assert env.action_masks()[env.layout.submit]
@@ -62,7 +62,7 @@ def test_mask_after_reset_allows_own_table_moves_only(env: MacroGateEnv) -> None
         assert not any(_mask_of(env, slot).values())
 
 
-def test_answered_checks_and_profiles_are_masked_until_the_warehouse_changes(env: MacroGateEnv) -> None:
+def test_answered_checks_and_profiles_are_masked_until_the_warehouse_changes(env: GateMacroEnv) -> None:
     env.reset(seed=0, options={"case_index": 0})
     first_rule = next(iter(env.tracker.slots[1].rules))
     env.step(env.layout.index(1, "profile"))
@@ -76,7 +76,7 @@ def test_answered_checks_and_profiles_are_masked_until_the_warehouse_changes(env
     assert np.array_equal(info["action_mask"], env.action_masks())
 
 
-def test_each_move_is_the_matching_logged_tool_call(env: MacroGateEnv) -> None:
+def test_each_move_is_the_matching_logged_tool_call(env: GateMacroEnv) -> None:
     env.reset(seed=0, options={"case_index": 3})
     batch = env.tracker.slots[0].batch
     rule = next(iter(env.tracker.slots[0].rules.values()))
@@ -94,7 +94,7 @@ def test_each_move_is_the_matching_logged_tool_call(env: MacroGateEnv) -> None:
     }
 
 
-def test_a_move_on_an_empty_slot_costs_a_turn_and_does_nothing(env: MacroGateEnv) -> None:
+def test_a_move_on_an_empty_slot_costs_a_turn_and_does_nothing(env: GateMacroEnv) -> None:
     env.reset(seed=0, options={"case_index": 0})
     entries = len(env.text_env.export_log())
     _obs, reward, terminated, truncated, info = env.step(env.layout.index(3, "load"))
@@ -103,7 +103,7 @@ def test_a_move_on_an_empty_slot_costs_a_turn_and_does_nothing(env: MacroGateEnv
     assert all(not entry["executed"] for entry in env.text_env.export_log()[entries:])
 
 
-def _play_careful(env: MacroGateEnv, sent: list[str]) -> tuple[float, dict]:
+def _play_careful(env: GateMacroEnv, sent: list[str]) -> tuple[float, dict]:
     """Customers first; each rule checked until one fails; quarantine citing it, else
     load; then report. Every text action the wrapper sent is appended to ``sent``."""
 
@@ -126,7 +126,7 @@ def _play_careful(env: MacroGateEnv, sent: list[str]) -> tuple[float, dict]:
     return reward, info
 
 
-def test_reward_is_the_text_environments_for_the_same_text_actions(env: MacroGateEnv) -> None:
+def test_reward_is_the_text_environments_for_the_same_text_actions(env: GateMacroEnv) -> None:
     text_env = BatchGateEnv(FIXTURE_CASES)
     for index in range(0, 32, 3):
         reset = {"seed": index, "options": {"case_index": index}}
@@ -148,7 +148,7 @@ def test_observations_do_not_depend_on_truth_labels() -> None:
             flipped_to_bad = not batch["truth"]["defective"]
             planted = [{"column": "customer_id", "type": "invalid_value"}] if flipped_to_bad else []
             batch["truth"] = {"defective": flipped_to_bad, "defects": planted}
-    truthful, flipped = MacroGateEnv(FIXTURE_CASES), MacroGateEnv(cases)
+    truthful, flipped = GateMacroEnv(FIXTURE_CASES), GateMacroEnv(cases)
     rng = np.random.default_rng(7)
     for index in range(0, 32, 5):
         a, info_a = truthful.reset(seed=index, options={"case_index": index})
@@ -167,7 +167,7 @@ def _first_allowed(vector: np.ndarray, mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def test_text_level_adapter_plays_the_same_game_as_the_wrapper(env: MacroGateEnv) -> None:
+def test_text_level_adapter_plays_the_same_game_as_the_wrapper(env: GateMacroEnv) -> None:
     via_text = evaluate(MacroPolicy(_first_allowed), cases=FIXTURE_CASES, progress=False)
     for result in via_text.episodes[:8]:
         vector, info = env.reset(seed=result.index, options={"case_index": result.index})
@@ -180,7 +180,7 @@ def test_text_level_adapter_plays_the_same_game_as_the_wrapper(env: MacroGateEnv
         assert reward == result.reward and info["turn"] == result.turns
 
 
-def test_kept_features_and_masks_match_a_fresh_reading_at_every_move(env: MacroGateEnv) -> None:
+def test_kept_features_and_masks_match_a_fresh_reading_at_every_move(env: GateMacroEnv) -> None:
     """The tracker keeps each slot's features until a result or a load changes them, and
     the wrapper works the mask out once a move: after every random masked move, both
     equal what a fresh reading of the same state gives, and a mask handed out is the

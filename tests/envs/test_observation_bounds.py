@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.envs.team import env as team_env
-from batchgate_gym.envs.team import parallel_env
+from batchgate_gym.envs.gate.team import env as team_env
+from batchgate_gym.envs.gate.team import parallel_env
 from batchgate_gym.kernel.codec import cut
 from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS, MIN_OBSERVATION_CHARS
 

@@ -13,7 +13,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from batchgate_gym.desks.refund import ENV_ID
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund import REFUND_POLICIES
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "dsed_eval_curated.jsonl"

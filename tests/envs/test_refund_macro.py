@@ -13,9 +13,9 @@ from gymnasium.utils.env_checker import check_env
 
 from batchgate_gym.desks.refund import MACRO_ENV_ID
 from batchgate_gym.desks.refund.sources import split_cases
-from batchgate_gym.envs.refund import RefundDeskEnv
-from batchgate_gym.envs.refund_macro import RefundMacroEnv, RefundMacroLayout
-from batchgate_gym.envs.refund_macro_codec import DESK_MOVES, GLOBAL_FEATURES, LINE_MOVES
+from batchgate_gym.envs.refund.macro import RefundMacroEnv, RefundMacroLayout
+from batchgate_gym.envs.refund.macro_codec import DESK_MOVES, GLOBAL_FEATURES, LINE_MOVES
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 
 EVAL = split_cases("eval")
 

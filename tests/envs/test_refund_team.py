@@ -15,7 +15,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 from batchgate_gym.app.team import run_team
 from batchgate_gym.desks.refund.team.replay import replay_team
-from batchgate_gym.envs import refund_team
+from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
 from batchgate_gym.policies.refund import TEAM_POLICIES
 

@@ -35,7 +35,7 @@ def test_importing_the_package_alone_lets_gymnasium_make_both_ids() -> None:
     result = json.loads(out.stdout)
     assert result["envs_before_make"] == [], "registration must not import the environments"
     assert result["text_ok"] and result["macro_ok"]
-    assert result["spec"] == "batchgate_gym.envs.gate:BatchGateEnv"
+    assert result["spec"] == "batchgate_gym.envs.gate.text:BatchGateEnv"
 
 
 def test_registration_is_idempotent_and_shared_with_the_envs_package() -> None:

@@ -10,7 +10,8 @@ import pytest
 
 import batchgate_gym  # noqa: F401  (registers the ids)
 from batchgate_gym.app import desks
-from batchgate_gym.envs import refund_team, team
+from batchgate_gym.envs.gate import team
+from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.envs.text_env import LOG_HEAD_SHOWN
 from batchgate_gym.policies.team import CarefulWithClaims
 

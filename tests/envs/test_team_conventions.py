@@ -9,13 +9,13 @@ import pytest
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from batchgate_gym.envs import team, team_v0
+from batchgate_gym.envs.gate import team, team_v0
 from batchgate_gym.policies.team import CarefulWithClaims
 
 
 def test_team_v0_is_the_versioned_name_of_the_team_module():
     assert (team_v0.env, team_v0.raw_env, team_v0.parallel_env) == (team.env, team.raw_env, team.parallel_env)
-    assert importlib.import_module("batchgate_gym.envs.team_v0") is team_v0
+    assert importlib.import_module("batchgate_gym.envs.gate.team_v0") is team_v0
 
 
 def test_raw_env_is_the_unwrapped_aec_class():

@@ -118,7 +118,7 @@ def test_printf_charges_its_work_as_steps(world):
 
 def test_an_episode_the_safety_net_stops_ends_unscored_and_has_no_score_to_replay():
     from batchgate_gym.desks.gate.replay import replay
-    from batchgate_gym.envs.gate import BatchGateEnv
+    from batchgate_gym.envs.gate.text import BatchGateEnv
 
     case = small_case()
     env = BatchGateEnv(
@@ -162,7 +162,7 @@ def test_one_action_shares_one_step_budget():
 
 
 def test_the_episode_starts_a_new_step_budget_for_each_action():
-    from batchgate_gym.envs.gate import BatchGateEnv
+    from batchgate_gym.envs.gate.text import BatchGateEnv
 
     env = BatchGateEnv([small_case()], sql_budget=SqlBudget(max_steps=2_000_000, max_action_steps=3_000_000))
     env.reset(seed=0)

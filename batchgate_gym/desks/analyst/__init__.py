@@ -25,4 +25,4 @@ The modules, one reason to change each:
 EXTRA = "analyst"
 
 ENV_ID = "batchgate_gym/AnalystDesk-v0"
-GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.analyst:AnalystDeskEnv"}
+GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.analyst.text:AnalystDeskEnv"}

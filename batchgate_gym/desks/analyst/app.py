@@ -18,7 +18,7 @@ from . import EXTRA
 
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
-    from batchgate_gym.envs.analyst import AnalystDeskEnv
+    from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
     return AnalystDeskEnv(cases, **kwargs)
 

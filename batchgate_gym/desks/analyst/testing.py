@@ -268,7 +268,7 @@ class AnalystMachine(RuleBasedStateMachine):
         return split_cases("eval", stores=("sqlite", "duckdb"))
 
     def make_env(self, case: Any) -> Any:
-        from batchgate_gym.envs.analyst import AnalystDeskEnv
+        from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
         return AnalystDeskEnv([case], max_turns=self.max_turns)
 

@@ -30,6 +30,6 @@ check that every planted defect breaks exactly the rules its truth records).
 ENV_ID = "batchgate_gym/BadBatchGate-v0"
 MACRO_ENV_ID = "batchgate_gym/BadBatchGateMacro-v0"
 GYMNASIUM_IDS = {
-    ENV_ID: "batchgate_gym.envs.gate:BatchGateEnv",
-    MACRO_ENV_ID: "batchgate_gym.envs.macro:MacroGateEnv",
+    ENV_ID: "batchgate_gym.envs.gate.text:BatchGateEnv",
+    MACRO_ENV_ID: "batchgate_gym.envs.gate.macro:GateMacroEnv",
 }

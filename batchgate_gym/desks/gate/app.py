@@ -53,7 +53,7 @@ def _gate_kind(name: str) -> str:
 
 
 def _gate_team_env(parallel: bool = False, **kwargs: Any) -> Any:
-    from batchgate_gym.envs import team
+    from batchgate_gym.envs.gate import team
 
     return team.parallel_env(**kwargs) if parallel else team.env(**kwargs)
 

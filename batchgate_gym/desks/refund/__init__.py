@@ -21,6 +21,6 @@ The modules, one reason to change each:
 ENV_ID = "batchgate_gym/RefundDesk-v0"
 MACRO_ENV_ID = "batchgate_gym/RefundDeskMacro-v0"  # the same desk as Discrete moves with a mask
 GYMNASIUM_IDS = {
-    ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv",
-    MACRO_ENV_ID: "batchgate_gym.envs.refund_macro:RefundMacroEnv",
+    ENV_ID: "batchgate_gym.envs.refund.text:RefundDeskEnv",
+    MACRO_ENV_ID: "batchgate_gym.envs.refund.macro:RefundMacroEnv",
 }

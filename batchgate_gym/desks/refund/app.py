@@ -20,7 +20,7 @@ from .generator.build import MAX_TICKETS
 
 
 def _env(cases: Any = None, **kwargs: Any) -> Any:
-    from batchgate_gym.envs.refund import RefundDeskEnv
+    from batchgate_gym.envs.refund.text import RefundDeskEnv
 
     return RefundDeskEnv(cases, **kwargs)
 
@@ -187,7 +187,7 @@ def _bench() -> Any:
 
 
 def _team_env(parallel: bool = False, **kwargs: Any) -> Any:
-    from batchgate_gym.envs import refund_team
+    from batchgate_gym.envs.refund import team as refund_team
 
     return refund_team.parallel_env(**kwargs) if parallel else refund_team.env(**kwargs)
 

@@ -15,7 +15,7 @@ from batchgate_gym.desks.analyst.generator import SPLITS, build_case, split_path
 from batchgate_gym.desks.analyst.prompt import task_text
 from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, quarters_before, weeks_before
 from batchgate_gym.desks.analyst.sources import build_procedural
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
 
 @pytest.mark.parametrize("name", SPLITS)

@@ -24,7 +24,7 @@ from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst import CarefulAnalyst
 

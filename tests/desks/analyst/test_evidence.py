@@ -19,7 +19,7 @@ from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst import counterfactual
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
 from batchgate_gym.policies.analyst.sql import read_question, solution
 

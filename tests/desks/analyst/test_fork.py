@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from batchgate_gym.desks.analyst.forking import ForkedAfterStartError
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.policies.analyst import CarefulAnalyst
 
 KNOBS: dict[str, Any] = {"scale": 80, "store": "sqlite", "level": 1}

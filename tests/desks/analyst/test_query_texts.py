@@ -16,7 +16,7 @@ from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, StoreResult, open_store
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
 SPEC = DataSpec(5, 300)
 SURROGATE = "\ud800"

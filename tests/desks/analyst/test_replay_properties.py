@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.testing import tampered_logs
 

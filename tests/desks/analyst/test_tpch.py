@@ -32,7 +32,7 @@ from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, open_store
 from batchgate_gym.desks.analyst.template import Template
 from batchgate_gym.desks.analyst.tpch import TPCH_TABLES, generate
-from batchgate_gym.envs.analyst import AnalystDeskEnv
+from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES, CarefulAnalyst
 from batchgate_gym.policies.analyst.sql import answer_from, read_question, solution
 

@@ -20,9 +20,9 @@ import batchgate_gym.desks.gate.sources as sources
 from batchgate_gym.desks.gate.generator import FAMILIES, build_case, variants
 from batchgate_gym.desks.gate.generator.build import check_knobs
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.envs.macro import MacroGateEnv
-from batchgate_gym.envs.team import env as team_env
-from batchgate_gym.envs.team import parallel_env
+from batchgate_gym.envs.gate.macro import GateMacroEnv
+from batchgate_gym.envs.gate.team import env as team_env
+from batchgate_gym.envs.gate.team import parallel_env
 
 KNOBS = ("family", "variant", "rows_per_batch", "batches", "defects_per_batch")
 
@@ -71,7 +71,7 @@ def test_a_bad_knob_is_refused_everywhere_before_any_case_is_built(knob: str, va
         with _knob_error(knob):
             BatchGateEnv(**{knob: value})
         with _knob_error(knob):
-            MacroGateEnv(**{knob: value})
+            GateMacroEnv(**{knob: value})
         env = BatchGateEnv()
         with _knob_error(knob):
             env.reset(seed=0, options={knob: value})
@@ -181,7 +181,7 @@ def test_episode_limits_are_bounded_in_every_environment(kwargs: dict[str, Any],
     with _knob_error(name):
         parallel_env(**kwargs)
     with _knob_error(name):
-        MacroGateEnv(**kwargs)
+        GateMacroEnv(**kwargs)
 
 
 def test_limits_at_their_bounds_are_accepted() -> None:
@@ -220,11 +220,11 @@ def test_team_arguments_are_bounded() -> None:
 def test_macro_arguments_are_bounded() -> None:
     for slots in (0, 65, True, 4.0):
         with _knob_error("slots"):
-            MacroGateEnv(slots=slots)
+            GateMacroEnv(slots=slots)
     # The wrapper parses whole text observations: a lower limit would cut them.
     with _knob_error("max_observation_chars"):
-        MacroGateEnv(max_observation_chars=65_535)
-    MacroGateEnv(slots=64, max_observation_chars=100_000)
+        GateMacroEnv(max_observation_chars=65_535)
+    GateMacroEnv(slots=64, max_observation_chars=100_000)
 
 
 # -- fuzz: arbitrary option dicts ------------------------------------------------------

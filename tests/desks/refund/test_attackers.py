@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from batchgate_gym.desks.refund.replay import grade_exported
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 from batchgate_gym.policies.refund import (
     MONEY_LEDGER_ATTACKERS,

@@ -21,7 +21,7 @@ from batchgate_gym.desks.refund.cases import (
 from batchgate_gym.desks.refund.generator import FAMILIES, audit_case, build_case, derive_expect, variants
 from batchgate_gym.desks.refund.prompt import dollars, task_text
 from batchgate_gym.desks.refund.sources import ProceduralRefundCases
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund import REFUND_POLICIES, slice_cents, stated_cap_cents
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.jsonl"

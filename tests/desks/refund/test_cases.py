@@ -146,6 +146,6 @@ def test_case_source_draws_fixed_cases_and_takes_named_ones():
 def test_the_package_names_its_gymnasium_id():
     assert ENV_ID == "batchgate_gym/RefundDesk-v0"
     assert GYMNASIUM_IDS == {
-        ENV_ID: "batchgate_gym.envs.refund:RefundDeskEnv",
-        MACRO_ENV_ID: "batchgate_gym.envs.refund_macro:RefundMacroEnv",
+        ENV_ID: "batchgate_gym.envs.refund.text:RefundDeskEnv",
+        MACRO_ENV_ID: "batchgate_gym.envs.refund.macro:RefundMacroEnv",
     }

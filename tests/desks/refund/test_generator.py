@@ -487,7 +487,7 @@ def _play(env: Any, policy_class: type, **reset: Any) -> dict[str, Any]:
 
 
 def test_careful_scores_one_and_refuse_all_less_on_every_split_and_fresh_seeds() -> None:
-    envs = pytest.importorskip("batchgate_gym.envs.refund")
+    envs = pytest.importorskip("batchgate_gym.envs.refund.text")
     policies = pytest.importorskip("batchgate_gym.policies.refund")
     careful, refuse = policies.REFUND_POLICIES["careful"], policies.REFUND_POLICIES["refuse-all"]
     runs: list[tuple[Any, list[dict[str, Any]]]] = [
@@ -503,7 +503,7 @@ def test_careful_scores_one_and_refuse_all_less_on_every_split_and_fresh_seeds()
 
 
 def test_careful_scores_one_at_the_knobs_edges() -> None:
-    envs = pytest.importorskip("batchgate_gym.envs.refund")
+    envs = pytest.importorskip("batchgate_gym.envs.refund.text")
     policies = pytest.importorskip("batchgate_gym.policies.refund")
     careful = policies.REFUND_POLICIES["careful"]
     for knobs in (

@@ -160,7 +160,7 @@ def test_a_deeper_knob_changes_only_the_faults() -> None:
 
 
 def _play(case: dict[str, Any], name: str, rules: str = "default") -> tuple[float, int]:
-    envs = pytest.importorskip("batchgate_gym.envs.refund")
+    envs = pytest.importorskip("batchgate_gym.envs.refund.text")
     policies = pytest.importorskip("batchgate_gym.policies.refund")
     policy_class = {**policies.REFUND_POLICIES, **policies.REFUND_ATTACKERS}[name]
     env = envs.RefundDeskEnv([case], rules=rules)

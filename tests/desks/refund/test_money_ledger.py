@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from batchgate_gym.desks.refund.sources import split_cases
-from batchgate_gym.envs import refund_team
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund import team as refund_team
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund import (
     CarefulRefundPolicy,
     OvercapPayVoidPolicy,

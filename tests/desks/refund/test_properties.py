@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from batchgate_gym.desks.refund.cases import load_cases
 from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.testing import call_sequences, render_action
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ToolCall
 
 CASES = load_cases(Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.jsonl")

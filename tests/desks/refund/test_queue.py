@@ -24,7 +24,7 @@ from batchgate_gym.desks.refund.generator import audit_case, build_case
 from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.testing import episodes, procedural_cases, render_action
 from batchgate_gym.desks.refund.world import RefundWorld
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ToolCall
 from batchgate_gym.policies.refund import REFUND_POLICIES, CarefulRefundPolicy
 

@@ -16,7 +16,7 @@ from batchgate_gym.desks.refund.cases import case_from_dict
 from batchgate_gym.desks.refund.generator import build_case
 from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.world import RefundWorld
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
 from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_POLICIES
 

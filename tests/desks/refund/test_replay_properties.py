@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.testing import cases, episodes, render_action
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ToolCall
 from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.testing import tampered_logs

@@ -25,7 +25,7 @@ import pytest
 
 from batchgate_gym.desks.refund.cases import load_cases
 from batchgate_gym.desks.refund.replay import grade_exported
-from batchgate_gym.envs.refund import RefundDeskEnv
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund import ORIGINAL_REFUND_ATTACKERS, REFUND_ATTACKERS, REFUND_POLICIES
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -2,7 +2,7 @@
 
 Core code (no Gymnasium, no PettingZoo): the shared world with claims and
 per-agent attribution, the team grader, and the game both PettingZoo interfaces in
-``batchgate_gym.envs.team`` drive.
+``batchgate_gym.envs.gate.team`` drive.
 """
 
 from __future__ import annotations

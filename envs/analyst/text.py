@@ -1,6 +1,6 @@
 """AnalystDesk as a Gymnasium environment with text actions and observations.
 
-The environment is the shared :class:`~.text_env.TextDeskEnv` with the analyst
+The environment is the shared :class:`~batchgate_gym.envs.text_env.TextDeskEnv` with the analyst
 desk's adapter; this module adds the desk's arguments and their checks.
 """
 
@@ -21,7 +21,7 @@ from batchgate_gym.desks.analyst.tools import ANALYST_ENDING
 from batchgate_gym.desks.analyst.world import AnalystWorld
 from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
 
-from .text_env import DeskAdapter, TextDeskEnv, checked_settings
+from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 
 def analyst_case_info(case: AnalystCase) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A macro agent does not write tool calls; it picks one of a fixed list of moves
 (profile slot 2, check slot 1 against rule ``amount__out_of_range``, load slot 0,
 quarantine slot 1 citing ``currency``/``wrong_currency``, submit the report). The
-:class:`MacroTracker` turns a move into the JSON tool call a text agent would send
+:class:`GateMacroTracker` turns a move into the JSON tool call a text agent would send
 and turns the text observation that comes back into a fixed-size vector and an
 action mask. It reads only observations (the same ``> call`` lines and JSON
 results every text policy reads), so the training wrapper and the text-level
@@ -50,7 +50,7 @@ _TURN = re.compile(r"^turn (\d+) of (\d+)")
 
 
 @dataclass(frozen=True)
-class MacroLayout:
+class GateMacroLayout:
     """How a ``Discrete`` index maps to (slot, move); the last index submits the report."""
 
     slots: int = 4
@@ -103,7 +103,7 @@ class SlotState:
         return self.loaded or self.quarantined
 
 
-class MacroTracker:
+class GateMacroTracker:
     """Translate macro moves to text actions and text observations to numbers.
 
     Episode protocol: send :meth:`opening` (read the contract, list the batches) as
@@ -112,7 +112,7 @@ class MacroTracker:
     turns the chosen index into the next action.
     """
 
-    def __init__(self, layout: MacroLayout) -> None:
+    def __init__(self, layout: GateMacroLayout) -> None:
         self.layout = layout
         self.slots: list[SlotState] = []
         self.contract: dict[str, Any] | None = None

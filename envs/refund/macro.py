@@ -3,7 +3,7 @@
 The refund desk speaks text. PPO and its kind want a ``Discrete`` action and a
 ``Box`` observation. This wrapper gives them both without changing the desk: every
 move becomes the JSON tool call a text agent would send, it goes through the real
-:class:`~.refund.RefundDeskEnv`, and the reward is that environment's (the
+:class:`~.text.RefundDeskEnv`, and the reward is that environment's (the
 grader's terminal score). The wrapper adds no reward and never sees the case: it
 knows only what the text observations said.
 """
@@ -17,9 +17,9 @@ import numpy as np
 
 from batchgate_gym.kernel.plain import check_int
 
-from .macro_wrapper import TextMacroEnv, check_whole_observations
-from .refund import RefundDeskEnv
-from .refund_macro_codec import DESK_MOVES, LINE_MOVES, RefundMacroLayout, RefundMacroTracker
+from ..macro_env import TextMacroEnv, check_whole_observations
+from .macro_codec import DESK_MOVES, LINE_MOVES, RefundMacroLayout, RefundMacroTracker
+from .text import RefundDeskEnv
 
 MAX_LINES = 20  # the generator's largest order
 
@@ -40,7 +40,7 @@ class RefundMacroEnv(TextMacroEnv):
     twice). With ``recovery=True`` each line has a third move, ``void``
     (``void_refund`` of the latest key sent on the line not yet voided): the action
     space is then ``Discrete(4 + 3 * lines)``.
-    :class:`~batchgate_gym.envs.refund_macro_codec.RefundMacroLayout` decodes an index.
+    :class:`~batchgate_gym.envs.refund.macro_codec.RefundMacroLayout` decodes an index.
 
     **Observation space** ``Box(0, 1, (11 + 9 * lines,), float32)``. First: order
     looked up, history read, history read since the last payment, escalated, any
@@ -61,7 +61,7 @@ class RefundMacroEnv(TextMacroEnv):
     **Action mask** ``info["action_mask"]`` and :meth:`action_masks`, an ``np.int8``
     array with 1 for an allowed move (the dtype ``Discrete.sample(mask=...)``,
     PettingZoo and sb3-contrib's ``MaskablePPO`` take): see
-    :meth:`~batchgate_gym.envs.refund_macro_codec.RefundMacroTracker.mask`. Paying a
+    :meth:`~batchgate_gym.envs.refund.macro_codec.RefundMacroTracker.mask`. Paying a
     line the history shows paid stays allowed: that is the desk's trap, not a rule.
     A masked move is still legal: it is sent as is (a move on an empty line slot
     sends an empty action, which the text environment refuses) and costs a turn.
@@ -70,7 +70,7 @@ class RefundMacroEnv(TextMacroEnv):
     was sent) and, on reset, ``turn``.
 
     **Arguments** ``cases``, ``lines``, ``render_mode`` and every other keyword of
-    :class:`~batchgate_gym.envs.refund.RefundDeskEnv` (``rules``, ``hints``, ``recovery``,
+    :class:`~batchgate_gym.envs.refund.text.RefundDeskEnv` (``rules``, ``hints``, ``recovery``,
     limits, ``log_key``), with its bounds. The wrapper reads every text observation whole,
     so ``max_observation_chars`` may not go below 65,536, and ``max_turns`` must be
     at least 2 (the opening takes one). One ticket an episode: ``tickets`` is 1, and

@@ -17,14 +17,14 @@ import numpy as np
 
 from batchgate_gym.kernel.plain import check_int
 
-from .gate import BatchGateEnv
-from .macro_codec import SLOT_FEATURES, SLOT_MOVES, MacroLayout, MacroTracker
-from .macro_wrapper import TextMacroEnv, check_whole_observations
+from ..macro_env import TextMacroEnv, check_whole_observations
+from .macro_codec import SLOT_FEATURES, SLOT_MOVES, GateMacroLayout, GateMacroTracker
+from .text import BatchGateEnv
 
 MAX_SLOTS = 64
 
 
-class MacroGateEnv(TextMacroEnv):
+class GateMacroEnv(TextMacroEnv):
     """BadBatchGate with ``Discrete`` macro actions over ``slots`` batch slots.
 
     **Slots** the batches in the order ``list_batches`` gives them; a case with more
@@ -36,7 +36,7 @@ class MacroGateEnv(TextMacroEnv):
     (one ``run_sql`` counting the rows of that batch breaking that rule); ``load``;
     ``quarantine:<rule>`` citing that rule's (column, defect type). The last action
     submits a report listing the batches whose load or quarantine succeeded.
-    :class:`~batchgate_gym.envs.macro_codec.MacroLayout` decodes an index.
+    :class:`~batchgate_gym.envs.gate.macro_codec.GateMacroLayout` decodes an index.
 
     **Observation space** ``Box(0, 1, (slots * SLOT_FEATURES + 1,), float32)``. Per
     slot: present, table kind (orders, customers), rows / 50, loaded, quarantined,
@@ -64,13 +64,13 @@ class MacroGateEnv(TextMacroEnv):
     was sent) and, on reset, ``turn``.
 
     **Arguments** ``cases``, ``slots``, ``render_mode`` and every other keyword of
-    :class:`~batchgate_gym.envs.gate.BatchGateEnv` (scale knobs, limits), with its
+    :class:`~batchgate_gym.envs.gate.text.BatchGateEnv` (scale knobs, limits), with its
     bounds. The wrapper reads every text observation whole, so
     ``max_observation_chars`` may not go below the text environment's default of
     65,536 characters.
     """
 
-    tracker: MacroTracker
+    tracker: GateMacroTracker
 
     def __init__(
         self, cases: Any = None, *, slots: int = 4, render_mode: str | None = None, **text_kwargs: Any
@@ -81,13 +81,13 @@ class MacroGateEnv(TextMacroEnv):
         if self.text_env.limits.max_turns < 2:
             raise ValueError("the macro interface needs max_turns >= 2 (the opening action takes one)")
         self.render_mode = render_mode
-        self.layout = MacroLayout(slots)
+        self.layout = GateMacroLayout(slots)
         self.action_space = gym.spaces.Discrete(self.layout.n_actions)
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self.layout.n_features,), np.float32)
-        self.tracker = MacroTracker(self.layout)
+        self.tracker = GateMacroTracker(self.layout)
 
-    def new_tracker(self, task: str) -> MacroTracker:
-        return MacroTracker(self.layout)
+    def new_tracker(self, task: str) -> GateMacroTracker:
+        return GateMacroTracker(self.layout)
 
     def describe(self, action: int) -> str:
         """A macro action in words, e.g. ``slot 1: check:amount__out_of_range``."""
@@ -95,4 +95,4 @@ class MacroGateEnv(TextMacroEnv):
         return move if slot < 0 else f"slot {slot}: {move}"
 
 
-__all__ = ["SLOT_FEATURES", "SLOT_MOVES", "MacroGateEnv", "MacroLayout", "MacroTracker"]
+__all__ = ["SLOT_FEATURES", "SLOT_MOVES", "GateMacroEnv", "GateMacroLayout", "GateMacroTracker"]

@@ -1,9 +1,11 @@
 """RefundDesk for a team of refund workers, as PettingZoo environments.
 
-PettingZoo's conventions, as the gate's team game (:mod:`batchgate_gym.envs.team`,
-whose turn logic this module reuses): ``raw_env`` is the AEC class, ``env(**kwargs)``
-wraps it in PettingZoo's ``OrderEnforcingWrapper``, ``parallel_env(**kwargs)`` is the
-parallel form. In the AEC form workers take turns in worker order, each call landing
+PettingZoo's conventions, as every desk's team game (and :mod:`.team_v0` is its
+versioned name): ``raw_env`` is the AEC class, ``env(**kwargs)`` wraps it in
+PettingZoo's ``OrderEnforcingWrapper``, ``parallel_env(**kwargs)`` is the parallel
+form. Both are the shared team environment (:mod:`batchgate_gym.envs.team_env`)
+with the refund desk's :func:`refund_team_adapter`; this module adds the desk's
+arguments and their checks. In the AEC form workers take turns in worker order, each call landing
 before the next worker moves; in the parallel form every worker acts each step and
 the step's actions are applied one after another in an order drawn from the
 environment's seeded generator.
@@ -42,34 +44,60 @@ the deal. The default rules only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.sources import case_source
-from batchgate_gym.desks.refund.team import RefundTeamGame, deal_tickets, worker_names
+from batchgate_gym.desks.refund.team import RefundTeamGame, TeamRefundScore, deal_tickets, worker_names
+from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.plain import check_int
 
-from .refund import TURNS_PER_TICKET, refund_case_info
-from .team import TeamGateEnv, TeamGateParallelEnv, TeamSetup
-from .text_env import checked_settings
+from ..team_env import TEAM_METADATA, TeamAdapter, TeamAECEnv, TeamParallelEnv, TeamTextEnv, order_enforced
+from ..text_env import CasePicker, checked_settings
+from .text import TURNS_PER_TICKET, refund_case_info
 
 MAX_WORKERS = 8
-_CASE_OPTIONS = frozenset(
+CASE_OPTIONS = frozenset(
     {"case_seed", "case_id", "case_index", "family", "variant", "lines", "prior_rows", "lag_depth"}
     | {"fault_rate", "cap_cents"}
 )
-_METADATA: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
 
 
-class _RefundTeamSetup(TeamSetup):
-    """The refund team's arguments, game, deal and final info; the turn logic is the shared one."""
+def _deal(rng: np.random.Generator, case: Any, workers: Sequence[str]) -> dict[str, Any]:
+    return deal_tickets(rng, case, workers)
 
-    game: RefundTeamGame  # type: ignore[assignment]  # the refund desk's game in the gate's seat
 
-    waiting_text = "You have replied to your last ticket; waiting for the other workers to finish."
+def _contribution(result: TeamRefundScore, worker: str) -> dict[str, Any]:
+    return result.workers[worker].as_dict()
+
+
+def refund_team_adapter(
+    workers: Sequence[str],
+    limits: EpisodeLimits,
+    source: CasePicker[Any],
+    log_key: bytes | None = None,
+    recovery: bool = False,
+) -> TeamAdapter[RefundTeamGame]:
+    """The refund desk's team game as a team desk: its game, deal, final info and wording."""
+    return TeamAdapter(
+        game=RefundTeamGame(workers, limits, log_key, recovery),
+        agents=workers,
+        source=source,
+        case_options=CASE_OPTIONS,
+        deal=_deal,
+        case_info=refund_case_info,
+        contribution=_contribution,
+        waiting_text="You have replied to your last ticket; waiting for the other workers to finish.",
+        finished_key="replied",
+    )
+
+
+class RefundTeamSetup(TeamTextEnv[RefundTeamGame]):
+    """The refund team's arguments, checked, in both PettingZoo forms."""
 
     def __init__(
         self,
@@ -93,53 +121,32 @@ class _RefundTeamSetup(TeamSetup):
         if max_turns is None:
             max_turns = TURNS_PER_TICKET * (per_agent + 1)  # a worker may be dealt a request sent again
         limits = checked_settings(
-            render_mode, _METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode, TEAM_METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
         )
         source = case_source(cases, **({"tickets": tickets} if cases is None and tickets > 1 else {}))
-        self._seat(worker_names(n_agents), limits, render_mode, source)
-        self.game = RefundTeamGame(self.possible_agents, limits, log_key, recovery)
-
-    case_options = _CASE_OPTIONS
-
-    def _deal(self, case: Any) -> Mapping[str, Sequence[int]]:
-        assert self.np_random is not None  # _begin seeds it first
-        return deal_tickets(self.np_random, case, self.possible_agents)
-
-    def _case_fields(self) -> Mapping[str, Any]:
-        return refund_case_info(self.game.case)
-
-    def _contribution(self, agent: str) -> dict[str, Any]:
-        result = self.game.result
-        assert result is not None  # only called once the team is done
-        return result.workers[agent].as_dict()
-
-    def _final(self, agent: str) -> tuple[float, bool, bool, dict[str, Any]]:
-        reward, replied, truncated, info = super()._final(agent)
-        info["replied"] = replied
-        return reward, replied, truncated, info
-
-    def close(self) -> None:
-        return None
+        adapter = refund_team_adapter(worker_names(n_agents), limits, source, log_key, recovery)
+        super().__init__(adapter, render_mode)
 
 
-class RefundTeamEnv(_RefundTeamSetup, TeamGateEnv):
+class RefundTeamEnv(RefundTeamSetup, TeamAECEnv[RefundTeamGame]):
     """The AEC form: one worker acts at a time, in worker order, skipping workers that are done."""
 
-    metadata = {**_METADATA, "name": "refund_team_v0"}
+    metadata = {**TEAM_METADATA, "name": "refund_team_v0"}
 
 
-class RefundTeamParallelEnv(_RefundTeamSetup, TeamGateParallelEnv):
+class RefundTeamParallelEnv(RefundTeamSetup, TeamParallelEnv[RefundTeamGame]):
     """The parallel form: all workers act each step, applied in a seeded random order."""
 
-    metadata = {**_METADATA, "name": "refund_team_v0"}
+    metadata = {**TEAM_METADATA, "name": "refund_team_v0"}
 
 
+# PettingZoo's name for the unwrapped AEC environment class.
 raw_env = RefundTeamEnv
 
 
 def env(**kwargs: Any) -> OrderEnforcingWrapper:
     """The AEC refund team environment, ``raw_env(**kwargs)`` in PettingZoo's ``OrderEnforcingWrapper``."""
-    return OrderEnforcingWrapper(raw_env(**kwargs))
+    return order_enforced(raw_env(**kwargs))
 
 
 def parallel_env(**kwargs: Any) -> RefundTeamParallelEnv:
@@ -147,4 +154,12 @@ def parallel_env(**kwargs: Any) -> RefundTeamParallelEnv:
     return RefundTeamParallelEnv(**kwargs)
 
 
-__all__ = ["RefundTeamEnv", "RefundTeamParallelEnv", "env", "parallel_env", "raw_env"]
+__all__ = [
+    "RefundTeamEnv",
+    "RefundTeamParallelEnv",
+    "RefundTeamSetup",
+    "env",
+    "parallel_env",
+    "raw_env",
+    "refund_team_adapter",
+]

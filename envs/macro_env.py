@@ -1,7 +1,7 @@
-"""What every macro-action wrapper shares: a text environment, a tracker, the loop between them.
+"""The macro-action environment every desk shares: a text environment, a tracker, the loop between them.
 
-A desk's macro wrapper (:mod:`.macro` for the gate, :mod:`.refund_macro` for the
-refund desk) offers standard RL libraries a ``Discrete`` move and a ``Box``
+A desk's macro environment (its package's ``macro`` module: :mod:`.gate.macro`,
+:mod:`.refund.macro`) offers standard RL libraries a ``Discrete`` move and a ``Box``
 observation over a text environment. The desk supplies a tracker that turns moves
 into text actions and text observations into numbers; this base class owns the
 loop: reset the text environment, send the tracker's opening, then one text action

@@ -1,6 +1,6 @@
 """BadBatchGate as a Gymnasium environment with text actions and observations.
 
-The environment is the shared :class:`~.text_env.TextDeskEnv` with the batch
+The environment is the shared :class:`~batchgate_gym.envs.text_env.TextDeskEnv` with the batch
 gate's adapter (:func:`gate_adapter`); this module adds the gate's arguments and
 their checks.
 """
@@ -28,7 +28,7 @@ from batchgate_gym.desks.gate.world import GateWorld
 from batchgate_gym.kernel.case_sources import cases_or_split
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
-from .text_env import DeskAdapter, TextDeskEnv, checked_settings
+from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 
 def gate_case_info(case: Case) -> dict[str, Any]:

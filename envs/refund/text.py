@@ -1,6 +1,6 @@
 """RefundDesk as a Gymnasium environment with text actions and observations.
 
-The environment is the shared :class:`~.text_env.TextDeskEnv` with the refund
+The environment is the shared :class:`~batchgate_gym.envs.text_env.TextDeskEnv` with the refund
 desk's adapter (:func:`refund_adapter`); this module adds the desk's arguments and
 their checks.
 """
@@ -23,7 +23,7 @@ from batchgate_gym.desks.refund.world import RefundWorld
 from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
 from batchgate_gym.kernel.plain import check_int
 
-from .text_env import DeskAdapter, TextDeskEnv, checked_settings
+from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 RULES = ("default", "original")
 TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue

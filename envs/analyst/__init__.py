@@ -1,0 +1,1 @@
+"""AnalystDesk's environment: :mod:`.text` (``batchgate_gym/AnalystDesk-v0``)."""
