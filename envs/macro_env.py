@@ -16,10 +16,10 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS
+from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS, EpisodeLimits
 from batchgate_gym.kernel.plain import as_int, short_repr
 
-TEXT_OBSERVATION_CHARS = 65_536  # the text environments' default observation limit
+TEXT_OBSERVATION_CHARS = EpisodeLimits().max_observation_chars  # the text environments' default
 
 
 class MacroTracking(Protocol):
@@ -38,8 +38,10 @@ class MacroTracking(Protocol):
 
 def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
     """A wrapper parses whole text observations: a cut one would break it, so the text
-    environment's ``max_observation_chars`` may not go below its default."""
-    value = text_kwargs.get("max_observation_chars", TEXT_OBSERVATION_CHARS)
+    environment's ``max_observation_chars`` may not go below its default (``None``)."""
+    value = text_kwargs.get("max_observation_chars")
+    if value is None:
+        return
     number = as_int(value)
     if number is None or not TEXT_OBSERVATION_CHARS <= number <= MAX_OBSERVATION_CHARS:
         raise ValueError(

@@ -135,14 +135,16 @@ def ansi_ending(score: Mapping[str, Any], ledger: Ledger) -> str:
 def checked_settings(
     render_mode: str | None,
     render_modes: list[str],
-    max_turns: int,
-    max_calls_per_step: int,
-    max_observation_chars: int,
+    defaults: EpisodeLimits,
+    max_turns: int | None,
+    max_calls_per_step: int | None,
+    max_observation_chars: int | None,
 ) -> EpisodeLimits:
-    """What every text environment checks first, before anything is built or read."""
+    """What every environment checks first, before anything is built or read: the render
+    mode, then the limits given (``None``: the desk's ``defaults``)."""
     if render_mode is not None and render_mode not in render_modes:
         raise ValueError(f"render_mode must be one of {render_modes}")
-    return EpisodeLimits(max_turns, max_calls_per_step, max_observation_chars)
+    return defaults.given(max_turns, max_calls_per_step, max_observation_chars)
 
 
 def text_space(max_length: int) -> AsciiText:

@@ -15,6 +15,7 @@ sealed with a reason starting ``infra error:``. The outcome says so
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -66,7 +67,12 @@ MAX_OBSERVATION_CHARS = 1_048_576
 class EpisodeLimits:
     """Per-episode limits, checked on construction: ``max_turns`` 1 to 10,000,
     ``max_calls_per_step`` 1 to 1,000, ``max_observation_chars`` 256 to 1,048,576
-    (ints, not bools); anything else raises ``ValueError`` naming the limit."""
+    (ints, not bools); anything else raises ``ValueError`` naming the limit.
+
+    The defaults here are every environment's; a desk whose episodes want another
+    turn limit holds its own ``EpisodeLimits(max_turns=...)``, and an environment
+    applies its arguments to that with :meth:`given`.
+    """
 
     max_turns: int = 30
     max_calls_per_step: int = 32
@@ -83,6 +89,23 @@ class EpisodeLimits:
             if number is None or not low <= number <= high:
                 raise ValueError(f"{name} must be an int in {low:,}..{high:,}, not {short_repr(value)}")
             object.__setattr__(self, name, number)
+
+    def given(
+        self,
+        max_turns: int | None = None,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
+    ) -> EpisodeLimits:
+        """These limits with each one given (not ``None``) in its place, checked as on
+        construction: an environment's arguments over its desk's defaults."""
+        given = {
+            "max_turns": max_turns,
+            "max_calls_per_step": max_calls_per_step,
+            "max_observation_chars": max_observation_chars,
+        }
+        return dataclasses.replace(
+            self, **{name: value for name, value in given.items() if value is not None}
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,11 @@ from batchgate_gym.desks.analyst.sources import case_source
 from batchgate_gym.desks.analyst.tools import ANALYST_ENDING
 from batchgate_gym.desks.analyst.world import AnalystWorld
 from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
+from batchgate_gym.kernel.episode import EpisodeLimits
 
 from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
+
+ANALYST_LIMITS = EpisodeLimits(max_turns=16)
 
 
 def analyst_case_info(case: AnalystCase) -> dict[str, Any]:
@@ -81,7 +84,7 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
     ``"train"``, 420; ``"tpch"``, 28; ``"chdb"``, 26), a JSONL path, a list of case
     dicts or cases, or a source; ``split`` names a split too (``split="eval"`` is
     ``cases="eval"``; give one of the two). ``max_turns`` (16),
-    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``log_key``,
+    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536) (each ``None`` for its default), ``log_key``,
     ``render_mode`` (``"ansi"``). Bounds are checked before anything is built.
     """
 
@@ -90,15 +93,20 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
         cases: str | os.PathLike[str] | Iterable[Any] | CaseSource | None = None,
         *,
         split: str | None = None,
-        max_turns: int = 16,
-        max_calls_per_step: int = 32,
-        max_observation_chars: int = 65_536,
+        max_turns: int | None = None,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
         log_key: bytes | None = None,
         render_mode: str | None = None,
         **knobs: Any,
     ) -> None:
         limits = checked_settings(
-            render_mode, self.metadata["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode,
+            self.metadata["render_modes"],
+            ANALYST_LIMITS,
+            max_turns,
+            max_calls_per_step,
+            max_observation_chars,
         )
         if log_key is not None and (not isinstance(log_key, bytes) or not log_key):
             raise ValueError("log_key must be None or non-empty bytes")

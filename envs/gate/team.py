@@ -27,7 +27,7 @@ Arguments: ``n_agents`` (2); ``cases`` (``None``: a fresh generated case per res
 with ``batches_per_agent * n_agents`` batches; or a JSONL path, a split name or a
 list of cases); ``batches_per_agent`` (2); ``overlap`` (0.25: the chance that a
 batch is also dealt to a second agent's list); ``max_turns`` (30, per agent);
-``max_calls_per_step`` (32); ``max_observation_chars`` (65,536); ``sql_budget``;
+``max_calls_per_step`` (32); ``max_observation_chars`` (65,536) (each ``None`` for its default); ``sql_budget``;
 ``log_key`` (bytes: chain the shared log with HMAC-SHA256, for ``replay_team(..., key=)``);
 ``render_mode`` (``"ansi"``). Reset options: ``case_seed``, ``case_id``,
 ``case_index`` and the generator's scale knobs pick the case; ``lists``
@@ -62,7 +62,7 @@ from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from ..team_env import TEAM_METADATA, TeamAdapter, TeamAECEnv, TeamParallelEnv, TeamTextEnv, order_enforced
 from ..text_env import CasePicker, checked_settings
-from .text import gate_case_info
+from .text import GATE_LIMITS, gate_case_info
 
 CASE_OPTIONS = frozenset(
     {
@@ -131,16 +131,21 @@ class GateTeamSetup(TeamTextEnv[TeamGame]):
         *,
         batches_per_agent: int = 2,
         overlap: float = 0.25,
-        max_turns: int = 30,
-        max_calls_per_step: int = 32,
-        max_observation_chars: int = 65_536,
+        max_turns: int | None = None,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
         sql_budget: SqlBudget | None = None,
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
         # Every argument is checked before anything is built or read.
         limits = checked_settings(
-            render_mode, TEAM_METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode,
+            TEAM_METADATA["render_modes"],
+            GATE_LIMITS,
+            max_turns,
+            max_calls_per_step,
+            max_observation_chars,
         )
         n_agents = check_int("n_agents", n_agents, 1, MAX_AGENTS)
         batches_per_agent = check_int("batches_per_agent", batches_per_agent, 1, MAX_BATCHES)

@@ -26,9 +26,12 @@ from batchgate_gym.desks.gate.sources import CaseSource, case_source
 from batchgate_gym.desks.gate.tools import GATE_ENDING
 from batchgate_gym.desks.gate.world import GateWorld
 from batchgate_gym.kernel.case_sources import cases_or_split
+from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
 
 from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
+
+GATE_LIMITS = EpisodeLimits()  # the defaults: 30 turns, in the single-agent and the team game
 
 
 def gate_case_info(case: Case) -> dict[str, Any]:
@@ -101,7 +104,7 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
     for procedural cases: ``family``, ``variant``, ``rows_per_batch`` (a number or
     a ``(low, high)`` pair; default ``(3, 20)``), ``batches`` (per case, default 2)
     and ``defects_per_batch`` (default 1). ``max_turns`` (30),
-    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536), ``sql_budget``,
+    ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536) (each ``None`` for its default), ``sql_budget``,
     ``log_key`` (bytes: the log is chained with HMAC-SHA256 under this key, so that
     only its holder can produce a log that replays) and ``render_mode`` (``"ansi"``:
     :meth:`render` returns the transcript).
@@ -132,16 +135,21 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
         rows_per_batch: int | tuple[int, int] = DEFAULT_ROWS_PER_BATCH,
         batches: int = DEFAULT_BATCHES,
         defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH,
-        max_turns: int = 30,
-        max_calls_per_step: int = 32,
-        max_observation_chars: int = 65_536,
+        max_turns: int | None = None,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
         sql_budget: SqlBudget | None = None,
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
         # Every argument is checked before anything is built or read.
         limits = checked_settings(
-            render_mode, self.metadata["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode,
+            self.metadata["render_modes"],
+            GATE_LIMITS,
+            max_turns,
+            max_calls_per_step,
+            max_observation_chars,
         )
         knobs = check_knobs(
             family=family,

@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from batchgate_gym.kernel.episode import MAX_TURNS
 from batchgate_gym.kernel.plain import check_int
 
 from ..macro_env import TextMacroEnv, check_whole_observations
@@ -85,7 +86,7 @@ class RefundMacroEnv(TextMacroEnv):
         lines = check_int("lines", lines, 1, MAX_LINES)
         check_whole_observations(text_kwargs)
         if text_kwargs.get("max_turns") is not None:
-            check_int("max_turns", text_kwargs["max_turns"], 2, 10_000)  # the opening takes one
+            check_int("max_turns", text_kwargs["max_turns"], 2, MAX_TURNS)  # the opening takes one
         check_int("tickets", text_kwargs.get("tickets", 1), 1, 1, "1: the moves play one ticket an episode")
         self.text_env = RefundDeskEnv(cases, render_mode=render_mode, **text_kwargs)
         self.render_mode = render_mode

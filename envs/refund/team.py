@@ -36,7 +36,7 @@ Arguments: ``n_agents`` (2, 1 to 8); ``tickets_per_agent`` (2; the queue has
 ``cases`` (``None``: a fresh procedural queue per reset; or a list of queue cases);
 ``recovery`` (``False``); ``max_turns`` (per worker, 12 per ticket of the largest
 list when not given); ``max_calls_per_step`` (32); ``max_observation_chars``
-(65,536); ``log_key``; ``render_mode`` (``"ansi"``). Reset options: ``case_seed``
+(65,536) (each ``None`` for its default); ``log_key``; ``render_mode`` (``"ansi"``). Reset options: ``case_seed``
 and the generator's knobs (``family``, ``lines``, ``prior_rows``, ``lag_depth``,
 ``fault_rate``, ``cap_cents``); ``lists`` (``{worker: [ticket indexes]}``) fixes
 the deal. The default rules only.
@@ -58,7 +58,7 @@ from batchgate_gym.kernel.plain import check_int
 
 from ..team_env import TEAM_METADATA, TeamAdapter, TeamAECEnv, TeamParallelEnv, TeamTextEnv, order_enforced
 from ..text_env import CasePicker, checked_settings
-from .text import TURNS_PER_TICKET, refund_case_info
+from .text import REFUND_LIMITS, TURNS_PER_TICKET, refund_case_info
 
 MAX_WORKERS = 8
 CASE_OPTIONS = frozenset(
@@ -107,8 +107,8 @@ class RefundTeamSetup(TeamTextEnv[RefundTeamGame]):
         tickets_per_agent: int = 2,
         recovery: bool = False,
         max_turns: int | None = None,
-        max_calls_per_step: int = 32,
-        max_observation_chars: int = 65_536,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -121,7 +121,12 @@ class RefundTeamSetup(TeamTextEnv[RefundTeamGame]):
         if max_turns is None:
             max_turns = TURNS_PER_TICKET * (per_agent + 1)  # a worker may be dealt a request sent again
         limits = checked_settings(
-            render_mode, TEAM_METADATA["render_modes"], max_turns, max_calls_per_step, max_observation_chars
+            render_mode,
+            TEAM_METADATA["render_modes"],
+            REFUND_LIMITS,
+            max_turns,
+            max_calls_per_step,
+            max_observation_chars,
         )
         source = case_source(cases, **({"tickets": tickets} if cases is None and tickets > 1 else {}))
         adapter = refund_team_adapter(worker_names(n_agents), limits, source, log_key, recovery)

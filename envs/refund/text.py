@@ -21,12 +21,14 @@ from batchgate_gym.desks.refund.sources import case_source
 from batchgate_gym.desks.refund.tools import REFUND_ENDING
 from batchgate_gym.desks.refund.world import RefundWorld
 from batchgate_gym.kernel.case_sources import CaseSource, cases_or_split
+from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.plain import check_int
 
 from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 RULES = ("default", "original")
 TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue
+REFUND_LIMITS = EpisodeLimits(max_turns=TURNS_PER_TICKET)  # one ticket's; a queue's is set per queue
 
 
 def _longest_queue(source: CaseSource, tickets: int) -> int:
@@ -171,7 +173,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     above and the terms averaged over the orders; a request sent again is the same
     order, so money it moves twice is a duplicate. A reset may name ``tickets`` too.
     ``max_turns`` (12 per ticket of the longest queue among the cases), ``max_calls_per_step`` (32), ``max_observation_chars``
-    (65,536); ``log_key`` (bytes: the log is chained with HMAC-SHA256 under it, so
+    (65,536) (each ``None`` for its default); ``log_key`` (bytes: the log is chained with HMAC-SHA256 under it, so
     only its holder can produce a log that verifies) and ``render_mode``
     (``"ansi"``: :meth:`render` returns the transcript).
 
@@ -192,8 +194,8 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         recovery: bool = False,
         tickets: int = 1,
         max_turns: int | None = None,
-        max_calls_per_step: int = 32,
-        max_observation_chars: int = 65_536,
+        max_calls_per_step: int | None = None,
+        max_observation_chars: int | None = None,
         log_key: bytes | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -202,9 +204,13 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
         tickets = check_int("tickets", tickets, 1, MAX_TICKETS)
         if tickets != 1 and cases is not None:
             raise ValueError("tickets sets the queue of procedural cases: give it only with cases=None")
-        turns = TURNS_PER_TICKET if max_turns is None else max_turns  # None: set per queue length below
         limits = checked_settings(
-            render_mode, self.metadata["render_modes"], turns, max_calls_per_step, max_observation_chars
+            render_mode,
+            self.metadata["render_modes"],
+            REFUND_LIMITS,
+            max_turns,
+            max_calls_per_step,
+            max_observation_chars,
         )
         if not isinstance(rules, str) or rules not in RULES:
             raise ValueError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
