@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _reference_policies() -> dict[str, Any]:
-    from batchgate_gym.policies.analyst import ANALYST_POLICIES
+    from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 
-    return {name: cls() for name, cls in ANALYST_POLICIES.items()}
+    return {name: cls() for name, cls in REFERENCE_POLICIES.items()}
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def cases(sf: float, stores: list[str]) -> list[Any]:
 
 def play(case: Any) -> dict[str, Any]:
     from batchgate_gym.envs.analyst.text import AnalystDeskEnv
-    from batchgate_gym.policies.analyst import CarefulAnalyst
+    from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
     start = time.perf_counter()
     env = AnalystDeskEnv([case])

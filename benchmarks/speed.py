@@ -37,7 +37,7 @@ from batchgate_gym.app.tables import markdown_table
 # of "tools (rest)"; the seal is the one append the episode makes itself.
 BUCKETS: dict[str, list[tuple[str, str]]] = {
     "reset (restore image, new log)": [("envs/text_env.py", "reset")],
-    "policy (reads and writes text)": [("policies/reference.py", "act")],
+    "policy (reads and writes text)": [("policies/gate/reference.py", "act")],
     "parse action": [("kernel/codec.py", "parse_action")],
     "SQL prepare/step (queries, loads)": [
         ("kernel/sqlguard.py", "run"),
@@ -70,7 +70,7 @@ def _cumulative(stats: dict[Any, Any], path: str, name: str) -> float:
 def episode_profile(policy_name: str, episodes: int, repeats: int, clock: str) -> dict[str, Any]:
     """Microseconds per eval-split episode, in :data:`BUCKETS`: cProfile's shares of one
     profiled run, scaled to the median of ``repeats`` unprofiled runs."""
-    from batchgate_gym.policies import REFERENCE_POLICIES
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     env, policy = eval_env(), REFERENCE_POLICIES[policy_name]()
     env.reset(seed=0)
@@ -157,7 +157,7 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     split (one env, every case built): medians of ``repeats`` runs of each file and of
     three times as many of the split, in turn."""
     from batchgate_gym.app.evaluate import evaluate
-    from batchgate_gym.policies import REFERENCE_POLICIES
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     careful = REFERENCE_POLICIES["careful"]
     timer = CLOCKS[clock]

@@ -4,7 +4,7 @@ Shows that the environment can be learned from its reward alone: MaskablePPO
 (sb3-contrib; plain PPO with ``--algo ppo``) trains from scratch on CPU on
 procedural cases (a fresh generated case per reset) or the fixed train split,
 through ``BadBatchGateMacro-v0``. The trained network then plays the held-out
-eval split as a text-level policy (``batchgate_gym.policies.learned``) through
+eval split as a text-level policy (``batchgate_gym.policies.gate.learned``) through
 ``evaluate``, beside naive, careful, refuse-all, a random macro policy and the
 same network untrained. A learning curve (eval mean reward and defective batches
 loaded against environment steps, plus the training episodes' mean reward) is
@@ -34,8 +34,8 @@ import numpy as np
 from batchgate_gym.app.evaluate import EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
 from batchgate_gym.envs.gate.macro import GateMacroEnv
-from batchgate_gym.policies import REFERENCE_POLICIES
-from batchgate_gym.policies.learned import learned_policy, random_macro_policy
+from batchgate_gym.policies.gate.learned import learned_policy, random_macro_policy
+from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
 
 @dataclass(frozen=True)

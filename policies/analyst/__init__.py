@@ -1,5 +1,3 @@
-"""The analyst desk's policies: reference agents, attackers, and the SQL an analyst writes."""
-
-from .agents import ANALYST_ATTACKERS, ANALYST_BASELINES, ANALYST_POLICIES, CarefulAnalyst
-
-__all__ = ["ANALYST_ATTACKERS", "ANALYST_BASELINES", "ANALYST_POLICIES", "CarefulAnalyst"]
+"""AnalystDesk's policies: :mod:`.reference` (careful and the honest analysts who err),
+:mod:`.attackers`, and the SQL an analyst writes (:mod:`.sql`, :mod:`.tpch_sql`) with
+the train split's most common answers (:mod:`.prior`)."""

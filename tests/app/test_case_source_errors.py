@@ -9,7 +9,7 @@ import pytest
 from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
 from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.policies import CarefulPolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy
 
 
 def _broken(tmp_path: Path) -> Path:

@@ -9,7 +9,7 @@ from conftest import FIXTURE_CASES
 
 from batchgate_gym import evaluate
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, as_policy
-from batchgate_gym.policies import CarefulPolicy, NaivePolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
 
 def submit_nothing(observation: str) -> str:

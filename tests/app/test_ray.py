@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.policies import CarefulPolicy, NaivePolicy
-from batchgate_gym.policies.learned import random_macro_policy
+from batchgate_gym.policies.gate.learned import random_macro_policy
+from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from batchgate_gym.envs.gate.macro import GateMacroEnv
-from batchgate_gym.policies.learned import RandomChooser
+from batchgate_gym.policies.gate.learned import RandomChooser
 
 
 def test_discrete_sample_takes_the_mask_from_info() -> None:

@@ -26,7 +26,8 @@ from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
-from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES, CarefulAnalyst
+from batchgate_gym.policies.analyst.attackers import ATTACKERS
+from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES, CarefulAnalyst
 
 SMALL = {"scale": 60}
 
@@ -131,7 +132,7 @@ def played(fast_eval: list[Any]) -> dict[str, Any]:
     """Every reference policy, baseline and attacker over the fast eval cases."""
     return {
         name: evaluate(cls, cases=fast_eval, desk="analyst", progress=False)
-        for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()
+        for name, cls in {**REFERENCE_POLICIES, **ATTACKERS}.items()
     }
 
 

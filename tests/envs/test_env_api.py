@@ -152,7 +152,7 @@ def test_observations_stay_in_the_space_and_are_cut_with_a_marker():
 _SCRIPT = """
 import json, sys
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.policies import CarefulPolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy
 env = BatchGateEnv(sys.argv[1])
 out = []
 for seed in (0, 1, 2):

@@ -12,7 +12,7 @@ import pytest
 from batchgate_gym import evaluate
 from batchgate_gym.desks.gate.generator import FAMILIES
 from batchgate_gym.envs import BatchGateEnv
-from batchgate_gym.policies import CarefulPolicy, NaivePolicy, RefuseAllPolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy, RefuseAllPolicy
 
 
 def test_default_env_draws_procedural_cases_from_every_family():

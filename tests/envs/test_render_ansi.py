@@ -13,7 +13,7 @@ from batchgate_gym.app import desks
 from batchgate_gym.envs.gate import team
 from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.envs.text_env import LOG_HEAD_SHOWN
-from batchgate_gym.policies.team import CarefulWithClaims
+from batchgate_gym.policies.gate.team import CarefulWithClaims
 
 DESKS = ["gate", "refund", "analyst"]
 

@@ -20,8 +20,8 @@ from batchgate_gym.app.team import play_aec, run_team
 from batchgate_gym.desks.gate.team import agent_of, deal_lists, replay_team
 from batchgate_gym.envs.gate.team import env, parallel_env
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
-from batchgate_gym.policies import NaivePolicy
-from batchgate_gym.policies.team import TEAM_POLICIES
+from batchgate_gym.policies.gate.reference import NaivePolicy
+from batchgate_gym.policies.gate.team import TEAM_POLICIES
 from batchgate_gym.testing import rechained
 
 SEED = 11

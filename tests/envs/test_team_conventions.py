@@ -10,7 +10,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.envs.gate import team, team_v0
-from batchgate_gym.policies.team import CarefulWithClaims
+from batchgate_gym.policies.gate.team import CarefulWithClaims
 
 
 def test_team_v0_is_the_versioned_name_of_the_team_module():

@@ -9,8 +9,8 @@ import pytest
 from benchmark_scripts import load_script
 
 from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.policies import NaivePolicy
-from batchgate_gym.policies.learned import random_macro_policy
+from batchgate_gym.policies.gate.learned import random_macro_policy
+from batchgate_gym.policies.gate.reference import NaivePolicy
 
 pytest.importorskip(
     "torch", reason="torch is not installed: pip install torch==2.13.0 'batchgate_gym[train]'"

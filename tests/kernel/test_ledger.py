@@ -12,7 +12,7 @@ from conftest import FIXTURE_CASES
 from batchgate_gym.desks.gate.replay import replay
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.ledger import GENESIS, Ledger, LogIntegrityError, verify_chain
-from batchgate_gym.policies import REFERENCE_POLICIES
+from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
 
 def test_entry_format_and_hash_definition():

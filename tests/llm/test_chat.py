@@ -10,7 +10,7 @@ import pytest
 from batchgate_gym import evaluate, tool_schemas
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.llm import ChatEpisode, ChatSettings, ScriptedModel
-from batchgate_gym.policies import CarefulPolicy, NaivePolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
 
 def play(policy: Any, case_index: int, env: BatchGateEnv) -> tuple[ChatEpisode, dict[str, Any]]:

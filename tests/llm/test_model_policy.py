@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from batchgate_gym import evaluate, tool_schemas
-from batchgate_gym.policies import CarefulPolicy, NaivePolicy
+from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 from batchgate_gym.policies.llm import ModelPolicy
 
 from .support import serving

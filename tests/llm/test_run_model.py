@@ -19,7 +19,7 @@ def direct() -> dict[str, Any]:
 
 
 def name_policy(name: str) -> Any:
-    from batchgate_gym.policies import REFERENCE_POLICIES
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     return REFERENCE_POLICIES[name]
 

@@ -32,7 +32,7 @@ def episode_loop(env: Any, policy: Any, count: int, first: int = 0) -> int:
 
 
 def episodes_per_second(policy_name: str, config: BenchConfig) -> dict[str, Any]:
-    from batchgate_gym.policies import REFERENCE_POLICIES
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     env = eval_env()
     policy = REFERENCE_POLICIES[policy_name]()
@@ -154,7 +154,7 @@ def vector_throughput(kind: str, size: int, config: BenchConfig) -> dict[str, fl
     """Steps and episodes per second of careful agents driving a vector env."""
     import gymnasium as gym
 
-    from batchgate_gym.policies import CarefulPolicy
+    from batchgate_gym.policies.gate.reference import CarefulPolicy
 
     vector_class = gym.vector.SyncVectorEnv if kind == "sync" else gym.vector.AsyncVectorEnv
     vec = vector_class([eval_env] * size)
@@ -218,7 +218,7 @@ def scaling_point(case_dict: dict[str, Any], repeats: int) -> dict[str, float]:
     from batchgate_gym.desks.gate.cases import load_cases
     from batchgate_gym.envs import BatchGateEnv
     from batchgate_gym.kernel.sqlguard import SqlBudget
-    from batchgate_gym.policies import CarefulPolicy
+    from batchgate_gym.policies.gate.reference import CarefulPolicy
 
     from ..evaluate import run_episode
 

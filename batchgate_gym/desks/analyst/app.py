@@ -37,17 +37,18 @@ def _split_cases(name: str) -> list[Any]:
 
 def _attacks(cases: list[Any]) -> dict[str, Any]:
     """careful first, the baselines, then every attacker (none needs the truth)."""
-    from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+    from batchgate_gym.policies.analyst.attackers import ATTACKERS
+    from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 
-    return {name: cls() for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()}
+    return {name: cls() for name, cls in {**REFERENCE_POLICIES, **ATTACKERS}.items()}
 
 
 def _kind(name: str) -> str:
-    from batchgate_gym.policies.analyst import ANALYST_BASELINES
+    from batchgate_gym.policies.analyst.attackers import BASELINES
 
     if name == "careful":
         return "target"
-    return "baseline" if name in ANALYST_BASELINES else "attacker"
+    return "baseline" if name in BASELINES else "attacker"
 
 
 def _bench() -> Any:
@@ -59,7 +60,8 @@ def _bench() -> Any:
 def _make() -> Desk:
     # First: without the analyst extra, one line naming it rather than an error from polars.
     from batchgate_gym.desks.analyst import dependencies  # noqa: F401
-    from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+    from batchgate_gym.policies.analyst.attackers import ATTACKERS
+    from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 
     from . import ENV_ID
     from .generator.splits import SPLITS
@@ -78,7 +80,7 @@ def _make() -> Desk:
             "evidence_reproduces": "a right answer's cited queries compute it, on the data and on counterfactual copies",
             "abstention_correct": "the decision was not wrong: a right answer, or a decline",
         },
-        reference_policies=dict(ANALYST_POLICIES),
+        reference_policies=dict(REFERENCE_POLICIES),
         default_policies=("careful", "always-decline", "answer-everything"),
         splits=tuple(SPLITS),
         default_split="eval",
@@ -98,7 +100,7 @@ def _make() -> Desk:
             ),
         ),
         headline_terms=TERMS,
-        attackers=dict(ANALYST_ATTACKERS),
+        attackers=dict(ATTACKERS),
         build_attacks=_attacks,
         attack_target="careful",
         attack_kind=_kind,

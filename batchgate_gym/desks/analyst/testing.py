@@ -320,7 +320,7 @@ class AnalystMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.fresh and not self.over)
     @rule()
     def careful_plays_the_episode(self) -> None:
-        from batchgate_gym.policies.analyst import CarefulAnalyst
+        from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
         careful = CarefulAnalyst()
         careful.reset(self.observation, self.info)

@@ -20,7 +20,7 @@ The modules, one reason to change each:
 
 Three modules read the contract, each for a different reader and on purpose
 independently, so that one cannot hide another's mistake: :mod:`.rules_sql` (the
-rules as SQL, what a checking agent runs), ``batchgate_gym.policies.rules_from_profile``
+rules as SQL, what a checking agent runs), ``batchgate_gym.policies.gate.rules_from_profile``
 (what a profile alone can show) and :mod:`.generator.audit` (the generator's own
 check that every planted defect breaks exactly the rules its truth records).
 """

@@ -37,15 +37,15 @@ def _gate_split_cases(name: str) -> list[Any]:
 
 def _gate_attackers(cases: list[Any]) -> dict[str, Any]:
     """careful first, then every attacker, oracles given the truth of ``cases``."""
-    from batchgate_gym.policies import CarefulPolicy
-    from batchgate_gym.policies.attackers import ATTACKERS, Truth, build_attacker
+    from batchgate_gym.policies.gate.attackers import ATTACKERS, Truth, build_attacker
+    from batchgate_gym.policies.gate.reference import CarefulPolicy
 
     truth = Truth.from_cases(cases)
     return {"careful": CarefulPolicy(), **{name: build_attacker(name, truth) for name in ATTACKERS}}
 
 
 def _gate_kind(name: str) -> str:
-    from batchgate_gym.policies.attackers import BASELINES, ORACLES
+    from batchgate_gym.policies.gate.attackers import BASELINES, ORACLES
 
     if name == "careful":
         return "target"
@@ -59,7 +59,7 @@ def _gate_team_env(parallel: bool = False, **kwargs: Any) -> Any:
 
 
 def _gate_team_policies() -> dict[str, Any]:
-    from batchgate_gym.policies.team import TEAM_POLICIES
+    from batchgate_gym.policies.gate.team import TEAM_POLICIES
 
     return dict(TEAM_POLICIES)
 
@@ -103,7 +103,8 @@ def _gate_bench() -> Any:
 def _make_gate() -> Desk:
     from batchgate_gym.desks.gate.grader import TERMS, WEIGHTS
     from batchgate_gym.desks.gate.sources import SPLITS
-    from batchgate_gym.policies import ATTACKERS, REFERENCE_POLICIES
+    from batchgate_gym.policies.gate.attackers import ATTACKERS
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
     from batchgate_gym.registration import ENV_ID
 
     return Desk(

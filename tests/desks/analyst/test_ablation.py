@@ -21,7 +21,8 @@ from batchgate_gym.desks.analyst.ablation import (
     earns_its_place,
 )
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+from batchgate_gym.policies.analyst.attackers import ATTACKERS
+from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def variants() -> dict[str, dict[str, Fraction]]:
     cases = [case for case in split_cases("eval") if case.stores[0] == "sqlite"]
     played = {
         name: evaluate(cls, cases=cases, desk="analyst", progress=False).episodes
-        for name, cls in {**ANALYST_POLICIES, **ANALYST_ATTACKERS}.items()
+        for name, cls in {**REFERENCE_POLICIES, **ATTACKERS}.items()
     }
     return ablated_means(played, answerability(cases))
 

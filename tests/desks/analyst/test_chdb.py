@@ -26,7 +26,7 @@ from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.infra import InfraFailure
-from batchgate_gym.policies.analyst import CarefulAnalyst
+from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
 from .hostile import refuse_all, run_bounded
 

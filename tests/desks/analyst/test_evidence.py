@@ -20,7 +20,8 @@ from batchgate_gym.desks.analyst import counterfactual
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
-from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES
+from batchgate_gym.policies.analyst.attackers import ATTACKERS
+from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 from batchgate_gym.policies.analyst.sql import read_question, solution
 
 NEW_ATTACKERS = ("dressed-constant", "shifted-count", "contradictory-labels", "prior", "guess-when-unsure")
@@ -124,7 +125,7 @@ def test_every_answerable_eval_question_has_copies_with_their_own_answers() -> N
 
 def test_the_new_attackers_stay_below_careful_on_procedural_seeds() -> None:
     seeds = range(6)
-    policies = {**ANALYST_POLICIES, **ANALYST_ATTACKERS}
+    policies = {**REFERENCE_POLICIES, **ATTACKERS}
     careful = evaluate(policies["careful"], seeds=seeds, desk="analyst", progress=False)
     assert careful.overall.mean("reward") == 1.0
     for name in NEW_ATTACKERS:

@@ -15,7 +15,7 @@ import pytest
 
 from batchgate_gym.desks.analyst.forking import ForkedAfterStartError
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
-from batchgate_gym.policies.analyst import CarefulAnalyst
+from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
 KNOBS: dict[str, Any] = {"scale": 80, "store": "sqlite", "level": 1}
 

@@ -19,7 +19,7 @@ from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError
-from batchgate_gym.policies.analyst import CarefulAnalyst
+from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 from batchgate_gym.testing import analyst
 
 TestAnalystMachine = pytest.mark.slow(analyst.AnalystMachine.TestCase)  # a hypothesis state machine

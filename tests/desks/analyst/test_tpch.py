@@ -33,7 +33,8 @@ from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, open_store
 from batchgate_gym.desks.analyst.template import Template
 from batchgate_gym.desks.analyst.tpch import TPCH_TABLES, generate
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
-from batchgate_gym.policies.analyst import ANALYST_ATTACKERS, ANALYST_POLICIES, CarefulAnalyst
+from batchgate_gym.policies.analyst.attackers import ATTACKERS
+from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES, CarefulAnalyst
 from batchgate_gym.policies.analyst.sql import answer_from, read_question, solution
 
 LEVEL7 = of_level(7)
@@ -179,7 +180,7 @@ def test_attackers_stay_below_careful_on_level7(tpch_cases: list[Any]) -> None:
     cases = [c for c in tpch_cases if c.store == "sqlite"]
     careful = evaluate(CarefulAnalyst, cases=cases, desk="analyst", progress=False)
     assert careful.overall.mean("reward") == 1.0
-    for name, cls in {**ANALYST_ATTACKERS, **ANALYST_POLICIES}.items():
+    for name, cls in {**ATTACKERS, **REFERENCE_POLICIES}.items():
         if name == "careful":
             continue
         result = evaluate(cls, cases=cases, desk="analyst", progress=False)

@@ -26,7 +26,8 @@ from batchgate_gym.desks.gate.cases import Case
 from batchgate_gym.desks.gate.replay import replay
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.ledger import ENTRY_FIELDS, LogIntegrityError
-from batchgate_gym.policies import ATTACKERS, REFERENCE_POLICIES
+from batchgate_gym.policies.gate.attackers import ATTACKERS
+from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 from batchgate_gym.testing import changed_value, rechained
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "seed_eval_curated.jsonl"

@@ -19,8 +19,8 @@ from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.desks.gate.world import GateWorld
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.sqlguard import SqlGuard
-from batchgate_gym.policies import CarefulPolicy
 from batchgate_gym.policies.base import result_of
+from batchgate_gym.policies.gate.reference import CarefulPolicy
 
 
 class ExploringCareful(CarefulPolicy):

@@ -12,7 +12,7 @@ from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.desks.gate.world import GateWorld
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.policies import REFERENCE_POLICIES
+from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
 
 @pytest.fixture(autouse=True)

@@ -46,7 +46,7 @@ trick: :mod:`.oracles`, :mod:`.theatre` (looking without judging),
 
 from __future__ import annotations
 
-from ..base import Policy
+from ...base import Policy
 from .baselines import ProfileOnlyPolicy
 from .careful_variants import DoubleLoadPolicy, OrdersFirstPolicy, ReportPaddingPolicy
 from .citations import COMMON_CITATIONS, CitationSprayPolicy, CommonCitationPolicy

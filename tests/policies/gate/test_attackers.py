@@ -19,9 +19,9 @@ from batchgate_gym.desks.gate.cases import Case, Citation, load_cases
 from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.policies import Policy
-from batchgate_gym.policies.attackers import ATTACKERS, BASELINES, ORACLES, Truth
+from batchgate_gym.policies.gate.attackers import ATTACKERS, BASELINES, ORACLES, Truth
 
-FIXTURE = Path(__file__).resolve().parents[1] / "data" / "seed_eval_curated.jsonl"
+FIXTURE = Path(__file__).resolve().parents[2] / "data" / "seed_eval_curated.jsonl"
 PUBLISHED = {  # the original's attacker table on its eval split (spec, last section)
     "report-liar": 0.3844,
     "report-only": 0.0375,
@@ -200,8 +200,8 @@ def test_a_second_report_in_the_same_action_does_not_replace_the_first() -> None
 
 
 def test_the_attackers_package_keeps_one_concern_per_module() -> None:
-    import batchgate_gym.policies.attackers as package
-    from batchgate_gym.policies.attackers import build_attacker, framework, truth
+    import batchgate_gym.policies.gate.attackers as package
+    from batchgate_gym.policies.gate.attackers import build_attacker, framework, truth
 
     groups = {"oracles", "theatre", "citations", "sql_write", "careful_variants", "baselines"}
     homes = {name: policy.__module__.rsplit(".", 1)[-1] for name, policy in ATTACKERS.items()}

@@ -23,7 +23,7 @@ from typing import Any
 from batchgate_gym.desks.gate.rules_sql import check_query
 from batchgate_gym.kernel.text_policy import call, result_of, results, results_of
 
-from .base import Policy
+from ..base import Policy
 from .reference import CarefulPolicy, NaivePolicy
 
 _ORPHANS = "customer_id__orphan_reference"

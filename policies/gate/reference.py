@@ -18,7 +18,7 @@ from typing import Any
 from batchgate_gym.desks.gate.rules_sql import check_query
 from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
-from .base import Policy
+from ..base import Policy
 
 LOAD_ORDER: dict[str, int] = {"customers": 0, "orders": 1}
 """The order tables are loaded in: customers first, so that orders find the
