@@ -21,6 +21,7 @@ from batchgate_gym.policies.refund import TEAM_POLICIES
 
 
 @pytest.mark.parametrize("n_agents", [2, 4])
+@pytest.mark.slow  # PettingZoo's checkers play many random steps
 def test_pettingzoo_checkers_pass_on_both_interfaces(n_agents: int) -> None:
     api_test(refund_team.env(n_agents=n_agents), num_cycles=30)
     parallel_api_test(refund_team.parallel_env(n_agents=n_agents, recovery=True), num_cycles=30)
@@ -38,6 +39,7 @@ def _means(policy: str, n_agents: int, parallel: bool, seeds: int) -> tuple[floa
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("n_agents", [2, 4])
+@pytest.mark.slow  # sweep: every seed, every team size
 def test_claiming_careful_is_perfect_and_careful_without_claims_pays_twice(
     n_agents: int, parallel: bool
 ) -> None:
@@ -166,6 +168,7 @@ def _team_steps() -> Any:
     return draw()
 
 
+@pytest.mark.slow  # hypothesis: drawn team plays and changes
 def test_any_team_play_replays_exactly_and_any_single_change_is_refused() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st

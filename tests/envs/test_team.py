@@ -29,11 +29,13 @@ SEED = 11
 
 # -- PettingZoo's own checkers -------------------------------------------------------------
 @pytest.mark.parametrize("n_agents", [2, 3])
+@pytest.mark.slow  # PettingZoo's checker plays many random steps
 def test_pettingzoo_api_test(n_agents):
     api_test(env(n_agents=n_agents), num_cycles=40)
 
 
 @pytest.mark.parametrize("n_agents", [2, 3])
+@pytest.mark.slow  # PettingZoo's checker plays many random steps
 def test_pettingzoo_parallel_api_test(n_agents):
     parallel_api_test(parallel_env(n_agents=n_agents), num_cycles=40)
 
@@ -247,6 +249,7 @@ def test_careful_with_claims_is_perfect_on_200_seeds(n_agents, parallel):
 
 
 @pytest.mark.parametrize("n_agents", [2, 4])
+@pytest.mark.slow  # sweep: many seeds
 def test_careful_without_claims_loses_through_both_team_hazards(n_agents):
     results, _ = run_team(TEAM_POLICIES["careful-without-claims"], range(100), n_agents=n_agents)
     short = [r for r in results if r.reward < 1.0]

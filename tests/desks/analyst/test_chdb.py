@@ -129,6 +129,7 @@ def _files() -> set[Path]:
 @pytest.mark.parametrize(
     "queries", [WRITES, FILES, NETWORK, OUTSIDE], ids=["writes", "files", "network", "outside"]
 )
+@pytest.mark.slow  # hostile SQL: every refused query in chDB
 def test_refused(store, queries: list[str]) -> None:
     before, files = _fingerprint(store), _files()
     refuse_all(store, queries)

@@ -188,6 +188,7 @@ def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache(
     other.close()
 
 
+@pytest.mark.slow  # hostile SQL: 32 queries run to their budget
 def test_one_action_of_32_slow_queries_is_bounded_by_the_actions_budget(store) -> None:
     """An action's queries share one budget (three queries' worth): the rest are refused at once."""
     slow = "SELECT count(*) FROM order_items a, order_items b, order_items c WHERE a.order_id < b.order_id || c.order_id"

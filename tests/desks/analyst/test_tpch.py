@@ -37,6 +37,9 @@ from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES, CarefulAnalyst
 from batchgate_gym.policies.analyst.sql import answer_from, read_question, solution
 
+# TPC-H generated and every level-7 template, store and case swept.
+pytestmark = pytest.mark.slow
+
 LEVEL7 = of_level(7)
 ANSWERABLE = [t for t in LEVEL7 if t.answerable]
 SPEC = data_spec(LEVEL7[0], 0, 1000)
@@ -157,7 +160,6 @@ def tpch_cases() -> list[Any]:
     return split_cases("tpch")
 
 
-@pytest.mark.slow  # whole split: every TPC-H case
 def test_careful_answers_every_level7_case_and_each_log_replays(tpch_cases: list[Any]) -> None:
     assert {c.level for c in tpch_cases} == {7} and {c.store for c in tpch_cases} == set(STORES)
     assert len(tpch_cases) == len(LEVEL7) * len(STORES)
@@ -175,7 +177,6 @@ def test_careful_answers_every_level7_case_and_each_log_replays(tpch_cases: list
     env.close()
 
 
-@pytest.mark.slow  # whole split: every TPC-H case, every attacker
 def test_attackers_stay_below_careful_on_level7(tpch_cases: list[Any]) -> None:
     cases = [c for c in tpch_cases if c.store == "sqlite"]
     careful = evaluate(CarefulAnalyst, cases=cases, desk="analyst", progress=False)

@@ -40,6 +40,7 @@ def play(case: Any, steps: list[list[ToolCall]], budget: Any, key: bytes | None)
 
 @EXAMPLES
 @given(episodes(**SCALE), BUDGETS, KEYS, st.data())
+@pytest.mark.slow  # hypothesis: drawn logs, every change
 def test_every_genuine_log_replays_and_every_single_change_is_refused(
     episode: Any, budget: Any, key: bytes | None, data: st.DataObject
 ) -> None:
@@ -61,6 +62,7 @@ def test_every_genuine_log_replays_and_every_single_change_is_refused(
 
 @EXAMPLES
 @given(episodes(**SCALE), cases(**SCALE), KEYS)
+@pytest.mark.slow  # hypothesis: drawn logs under other cases
 def test_a_log_never_replays_under_another_case(episode: Any, other: Any, key: bytes | None) -> None:
     case, steps = episode
     env, info = play(case, steps, None, key)

@@ -57,6 +57,7 @@ def play(case: Any, steps: list[list[ToolCall]], rules: str, key: bytes | None) 
 
 @EXAMPLES
 @given(EPISODES, RULES, KEYS, st.data())
+@pytest.mark.slow  # hypothesis: drawn logs, every change
 def test_every_genuine_log_replays_and_every_single_change_is_refused(
     episode: Any, rules: str, key: bytes | None, data: st.DataObject
 ) -> None:
@@ -78,6 +79,7 @@ def test_every_genuine_log_replays_and_every_single_change_is_refused(
 
 @EXAMPLES
 @given(EPISODES, CASES, RULES, KEYS)
+@pytest.mark.slow  # hypothesis: drawn logs under other cases
 def test_a_log_never_replays_under_another_case(
     episode: Any, other: Any, rules: str, key: bytes | None
 ) -> None:
