@@ -27,7 +27,8 @@ from typing import Any
 
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.app.tables import markdown_table, money
-from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_POLICIES
+from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 QUEUE_LENGTHS = (1, 2, 4, 8)
 QUEUE_POLICIES = ("naive", "careful", "refuse-all")
@@ -40,7 +41,7 @@ def measure_queue(seeds: int) -> dict[str, Any]:
     for tickets in QUEUE_LENGTHS:
         for name in QUEUE_POLICIES:
             result = evaluate(
-                REFUND_POLICIES[name](),
+                REFERENCE_POLICIES[name](),
                 seeds=range(seeds),
                 env_kwargs={"tickets": tickets},
                 desk="refund",
@@ -86,7 +87,7 @@ RECOVERY_POLICY_NAMES = ("careful", "notice-and-void", "pay-twice-void", "refuse
 
 
 def measure_recovery(seeds: int) -> dict[str, Any]:
-    known = {**REFUND_POLICIES, **RECOVERY_POLICIES}
+    known = {**REFERENCE_POLICIES, **RECOVERY_POLICIES}
     rows = []
     for cases, source in ((None, "eval"), (range(seeds), f"seeds 0..{seeds - 1}")):
         for name in RECOVERY_POLICY_NAMES:

@@ -40,7 +40,7 @@ from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
-from batchgate_gym.policies.refund import REFUND_POLICIES
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import train_ppo as shared  # the gate's script: model, training loop, curve plot, options
@@ -247,7 +247,7 @@ def text_baselines(config: TrainConfig) -> dict[str, EvaluationResult]:
     """The reference text policies on the text environment, same split and grader."""
     return {
         name: evaluate(policy, split=config.eval_split, desk=DESK, progress=False)
-        for name, policy in REFUND_POLICIES.items()
+        for name, policy in REFERENCE_POLICIES.items()
     }
 
 

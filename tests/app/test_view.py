@@ -231,7 +231,7 @@ def test_the_docs_site_renders_its_index_and_a_desk_page(browser, tmp_path):
 def careful_actions(case_id: str) -> list[str]:
     import gymnasium
 
-    from batchgate_gym.policies.refund import CarefulRefundPolicy
+    from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
     env = gymnasium.make("batchgate_gym/RefundDesk-v0", split="eval")
     observation, info = env.reset(options={"case_id": case_id})

@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 from batchgate_gym.desks.refund import ENV_ID
 from batchgate_gym.envs.refund.text import RefundDeskEnv
-from batchgate_gym.policies.refund import REFUND_POLICIES
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "dsed_eval_curated.jsonl"
 CASE_IDS = [json.loads(line)["case_id"] for line in CASES.read_text().splitlines() if line.strip()]
@@ -62,7 +62,7 @@ def test_same_seed_same_case_same_transcript_and_log():
     runs = []
     for _ in range(2):
         environment = RefundDeskEnv(str(CASES), render_mode="ansi")
-        seen, reward, info = play(environment, REFUND_POLICIES["naive"], seed=11)
+        seen, reward, info = play(environment, REFERENCE_POLICIES["naive"], seed=11)
         runs.append((seen, reward, info, environment.render(), environment.export_log()))
         environment.close()
     assert runs[0] == runs[1]
@@ -226,8 +226,8 @@ def test_without_cases_each_reset_draws_a_fresh_case_from_its_seed():
 def test_a_log_key_chains_with_hmac():
     keyed = RefundDeskEnv(str(CASES), log_key=b"secret")
     plain = RefundDeskEnv(str(CASES))
-    _, _, keyed_info = play(keyed, REFUND_POLICIES["careful"], options={"case_id": "cur-clean-02"})
-    _, _, plain_info = play(plain, REFUND_POLICIES["careful"], options={"case_id": "cur-clean-02"})
+    _, _, keyed_info = play(keyed, REFERENCE_POLICIES["careful"], options={"case_id": "cur-clean-02"})
+    _, _, plain_info = play(plain, REFERENCE_POLICIES["careful"], options={"case_id": "cur-clean-02"})
     assert keyed_info["score"] == plain_info["score"]
     assert keyed_info["log_intact"] and keyed_info["log_head"] != plain_info["log_head"]
     assert len(CASE_IDS) == 32

@@ -10,7 +10,7 @@ import pytest
 from benchmark_scripts import load_script
 
 from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.policies.refund import CarefulRefundPolicy, RefuseAllRefundPolicy
+from batchgate_gym.policies.refund.reference import CarefulRefundPolicy, RefuseAllRefundPolicy
 
 STEPS = 20_000  # about 10 s on one core of this machine class
 MARGIN = 0.15

@@ -17,7 +17,7 @@ from batchgate_gym.app.team import run_team
 from batchgate_gym.desks.refund.team.replay import replay_team
 from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
-from batchgate_gym.policies.refund import TEAM_POLICIES
+from batchgate_gym.policies.refund.team import TEAM_POLICIES
 
 
 @pytest.mark.parametrize("n_agents", [2, 4])

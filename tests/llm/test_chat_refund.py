@@ -5,7 +5,7 @@ from __future__ import annotations
 from batchgate_gym.app import desks
 from batchgate_gym.desks.refund.tools import tool_schemas
 from batchgate_gym.llm import ChatEpisode, ChatSettings, ScriptedModel
-from batchgate_gym.policies.refund import CarefulRefundPolicy
+from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
 
 def test_a_message_without_tool_calls_replies_and_ends_the_refund_episode() -> None:

@@ -40,9 +40,10 @@ def _split_cases(name: str) -> list[Any]:
 def _attacks(cases: list[Any]) -> dict[str, Any]:
     """careful first, then every attacker (none needs the truth of the cases); the queue
     attackers too when a case holds a queue (with one ticket they would play careful)."""
-    from batchgate_gym.policies.refund import QUEUE_ATTACKERS, REFUND_ATTACKERS, CarefulRefundPolicy
+    from batchgate_gym.policies.refund.attackers import ATTACKERS, QUEUE_ATTACKERS
+    from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
-    attackers = {**REFUND_ATTACKERS, **(QUEUE_ATTACKERS if any(case.queue for case in cases) else {})}
+    attackers = {**ATTACKERS, **(QUEUE_ATTACKERS if any(case.queue for case in cases) else {})}
     return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in attackers.items()}}
 
 
@@ -134,11 +135,11 @@ def _episodes_per_second(name: str, config: Any) -> dict[str, Any]:
     from batchgate_gym.app.bench.harness import median_rate, timed_runs
     from batchgate_gym.app.desks import get
     from batchgate_gym.app.evaluate import run_episode
-    from batchgate_gym.policies.refund import REFUND_POLICIES
+    from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
     desk = get("refund")
     env = _env("eval")
-    policy = REFUND_POLICIES[name]()
+    policy = REFERENCE_POLICIES[name]()
     n_cases = len(env.source)
 
     def loop(count: int) -> int:
@@ -193,7 +194,7 @@ def _team_env(parallel: bool = False, **kwargs: Any) -> Any:
 
 
 def _team_policies() -> dict[str, Any]:
-    from batchgate_gym.policies.refund import TEAM_POLICIES
+    from batchgate_gym.policies.refund.team import TEAM_POLICIES
 
     return dict(TEAM_POLICIES)
 
@@ -201,7 +202,7 @@ def _team_policies() -> dict[str, Any]:
 def _team_attackers(recovery: bool = False) -> dict[str, Any]:
     """The team's attackers, which take money back: only with recovery (without it their
     voids are refused as an unknown tool and they play careful-claim)."""
-    from batchgate_gym.policies.refund import TEAM_ATTACKERS
+    from batchgate_gym.policies.refund.team import TEAM_ATTACKERS
 
     return dict(TEAM_ATTACKERS) if recovery else {}
 
@@ -224,7 +225,9 @@ def _team_result(seed: int, finals: Mapping[str, Mapping[str, Any]]) -> Any:
 
 
 def _make() -> Desk:
-    from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_ATTACKERS, REFUND_POLICIES
+    from batchgate_gym.policies.refund.attackers import ATTACKERS
+    from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
+    from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
     from . import ENV_ID
     from .generator.splits import SPLITS
@@ -246,7 +249,7 @@ def _make() -> Desk:
         },
         reward_span="from -1 to 1 (0 to 1 under the original rules): the terms less the money cost of overpaying",
         # the recovery players too, for --recovery on (without it their void is an unknown tool)
-        reference_policies={**REFUND_POLICIES, **RECOVERY_POLICIES},
+        reference_policies={**REFERENCE_POLICIES, **RECOVERY_POLICIES},
         default_policies=("naive", "careful", "refuse-all"),
         splits=tuple(SPLITS),
         default_split="eval",
@@ -298,7 +301,7 @@ def _make() -> Desk:
         ),
         headline_terms=("task_completed",),
         exact_terms=(("log_replayable", "logs replayable"),),
-        attackers=dict(REFUND_ATTACKERS),
+        attackers=dict(ATTACKERS),
         build_attacks=_attacks,
         attack_target="careful",
         attack_kind=_kind,

@@ -17,16 +17,15 @@ import pytest
 from batchgate_gym.desks.refund.replay import grade_exported
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
-from batchgate_gym.policies.refund import (
+from batchgate_gym.policies.refund.attackers import (
+    ATTACKERS,
     MONEY_LEDGER_ATTACKERS,
-    ORIGINAL_REFUND_ATTACKERS,
+    ORIGINAL_ATTACKERS,
     QUEUE_ATTACKERS,
-    REFUND_ATTACKERS,
-    REFUND_POLICIES,
-    CarefulRefundPolicy,
     CutAfterFirstPolicy,
     lookalike_ids,
 )
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES, CarefulRefundPolicy
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.jsonl"
 
@@ -62,7 +61,7 @@ def play(env: RefundDeskEnv, policy: Any, reset: dict[str, Any]) -> dict[str, An
 def mean_reward(
     cases: Any, rules: str, name: str, resets: list[dict[str, Any]], recovery: bool = False
 ) -> float:
-    policies = {**REFUND_POLICIES, **REFUND_ATTACKERS}
+    policies = {**REFERENCE_POLICIES, **ATTACKERS}
     env = RefundDeskEnv(cases, rules=rules, recovery=recovery)
     try:
         rewards = [play(env, policies[name](), reset) for reset in resets]
@@ -86,10 +85,10 @@ def on_eval(name: str, recovery: bool = False) -> float:
 
 
 def test_the_new_attackers_are_listed_after_the_originals() -> None:
-    assert tuple(REFUND_ATTACKERS)[: len(ORIGINAL_REFUND_ATTACKERS)] == ORIGINAL_REFUND_ATTACKERS
-    new = set(REFUND_ATTACKERS) - set(ORIGINAL_REFUND_ATTACKERS)
+    assert tuple(ATTACKERS)[: len(ORIGINAL_ATTACKERS)] == ORIGINAL_ATTACKERS
+    new = set(ATTACKERS) - set(ORIGINAL_ATTACKERS)
     assert new == set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) - set(QUEUE_ATTACKERS)
-    for name, cls in REFUND_ATTACKERS.items():
+    for name, cls in ATTACKERS.items():
         assert cls.name == name
 
 
@@ -109,7 +108,7 @@ def test_careful_stays_at_one_on_the_fixture(rules: str) -> None:
 
 
 @pytest.mark.parametrize("recovery", [False, True], ids=["plain", "recovery"])
-@pytest.mark.parametrize("name", sorted(REFUND_ATTACKERS))
+@pytest.mark.parametrize("name", sorted(ATTACKERS))
 def test_every_attacker_stays_well_below_careful_on_our_eval_split(name: str, recovery: bool) -> None:
     assert on_eval("careful", recovery) == 1.0
     assert on_eval(name, recovery) <= on_eval("careful", recovery) - MARGIN

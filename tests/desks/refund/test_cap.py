@@ -22,7 +22,7 @@ from batchgate_gym.desks.refund.generator import FAMILIES, audit_case, build_cas
 from batchgate_gym.desks.refund.prompt import dollars, task_text
 from batchgate_gym.desks.refund.sources import ProceduralRefundCases
 from batchgate_gym.envs.refund.text import RefundDeskEnv
-from batchgate_gym.policies.refund import REFUND_POLICIES, slice_cents, stated_cap_cents
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES, slice_cents, stated_cap_cents
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.jsonl"
 CAPS = (2000, 20000)
@@ -51,7 +51,7 @@ def play(cases: list[dict[str, Any]], policy_name: str, rules: str) -> list[dict
     env = RefundDeskEnv(cases, rules=rules)
     infos = []
     for index in range(len(cases)):
-        policy = REFUND_POLICIES[policy_name]()
+        policy = REFERENCE_POLICIES[policy_name]()
         observation, info = env.reset(options={"case_index": index})
         policy.reset(observation, info)
         terminated = truncated = False

@@ -85,9 +85,10 @@ def test_an_option_the_desk_lacks_is_refused() -> None:
 
 def test_recovery_on_the_command_line_plays_what_the_env_keyword_plays() -> None:
     from batchgate_gym.app.evaluate import evaluate
-    from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_POLICIES
+    from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
+    from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
-    known = {**REFUND_POLICIES, **RECOVERY_POLICIES}
+    known = {**REFERENCE_POLICIES, **RECOVERY_POLICIES}
     names = ("careful", "notice-and-void")
     ours = batchgate("report", "--desk", "refund", "--recovery", "on", "--policies", ",".join(names))
     for name in names:
@@ -105,7 +106,7 @@ def test_the_team_with_recovery_plays_its_attackers_below_careful_claim() -> Non
     """``team --recovery on`` plays every worker's env with ``void_refund`` and adds the team's
     attackers, each as the env keyword plays it and at least 0.05 below careful-claim."""
     from batchgate_gym.app.team import run_team
-    from batchgate_gym.policies.refund import TEAM_ATTACKERS
+    from batchgate_gym.policies.refund.team import TEAM_ATTACKERS
 
     seeds = 40
     table = batchgate("team", "--desk", "refund", "--recovery", "on", "--seeds", str(seeds))
@@ -182,11 +183,15 @@ def test_tickets_on_the_command_line_draws_the_queues_the_env_keyword_draws() ->
     """``attacks --seeds N --tickets K`` plays the queues ``RefundDeskEnv(tickets=K)`` draws for
     seeds 0..N-1: careful's per-case rewards equal the keyword's, case by case."""
     from batchgate_gym.app.evaluate import evaluate
-    from batchgate_gym.policies.refund import REFUND_POLICIES
+    from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
     ours = batchgate("attacks", "--desk", "refund", "--seeds", "4", "--tickets", "3")
     direct = evaluate(
-        REFUND_POLICIES["careful"], seeds=range(4), desk="refund", env_kwargs={"tickets": 3}, progress=False
+        REFERENCE_POLICIES["careful"],
+        seeds=range(4),
+        desk="refund",
+        env_kwargs={"tickets": 3},
+        progress=False,
     )
     assert {c: row["reward"] for c, row in ours["careful"]["per_case"].items()} == {
         e.case_id: e.reward for e in direct.episodes

@@ -488,8 +488,8 @@ def _play(env: Any, policy_class: type, **reset: Any) -> dict[str, Any]:
 
 def test_careful_scores_one_and_refuse_all_less_on_every_split_and_fresh_seeds() -> None:
     envs = pytest.importorskip("batchgate_gym.envs.refund.text")
-    policies = pytest.importorskip("batchgate_gym.policies.refund")
-    careful, refuse = policies.REFUND_POLICIES["careful"], policies.REFUND_POLICIES["refuse-all"]
+    policies = pytest.importorskip("batchgate_gym.policies.refund.reference")
+    careful, refuse = policies.REFERENCE_POLICIES["careful"], policies.REFERENCE_POLICIES["refuse-all"]
     runs: list[tuple[Any, list[dict[str, Any]]]] = [
         (envs.RefundDeskEnv("eval"), [{"options": {"case_index": i}} for i in range(32)]),
         (envs.RefundDeskEnv("train"), [{"options": {"case_index": i}} for i in range(320)]),
@@ -504,8 +504,8 @@ def test_careful_scores_one_and_refuse_all_less_on_every_split_and_fresh_seeds()
 
 def test_careful_scores_one_at_the_knobs_edges() -> None:
     envs = pytest.importorskip("batchgate_gym.envs.refund.text")
-    policies = pytest.importorskip("batchgate_gym.policies.refund")
-    careful = policies.REFUND_POLICIES["careful"]
+    policies = pytest.importorskip("batchgate_gym.policies.refund.reference")
+    careful = policies.REFERENCE_POLICIES["careful"]
     for knobs in (
         {"lines": 20, "prior_rows": 200},
         {"fault_rate": 1.0, "lag_depth": 1},

@@ -161,8 +161,9 @@ def test_a_deeper_knob_changes_only_the_faults() -> None:
 
 def _play(case: dict[str, Any], name: str, rules: str = "default") -> tuple[float, int]:
     envs = pytest.importorskip("batchgate_gym.envs.refund.text")
-    policies = pytest.importorskip("batchgate_gym.policies.refund")
-    policy_class = {**policies.REFUND_POLICIES, **policies.REFUND_ATTACKERS}[name]
+    reference = pytest.importorskip("batchgate_gym.policies.refund.reference")
+    attackers = pytest.importorskip("batchgate_gym.policies.refund.attackers")
+    policy_class = {**reference.REFERENCE_POLICIES, **attackers.ATTACKERS}[name]
     env = envs.RefundDeskEnv([case], rules=rules)
     try:
         policy = policy_class()

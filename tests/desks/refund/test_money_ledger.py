@@ -13,12 +13,12 @@ import pytest
 from batchgate_gym.desks.refund.sources import split_cases
 from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.envs.refund.text import RefundDeskEnv
-from batchgate_gym.policies.refund import (
-    CarefulRefundPolicy,
+from batchgate_gym.policies.refund.attackers import (
     OvercapPayVoidPolicy,
     PayAllVoidExtrasPolicy,
     VoidEarlierPolicy,
 )
+from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
 from .test_attackers import play  # one episode through the text interface, its score
 

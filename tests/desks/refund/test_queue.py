@@ -26,7 +26,7 @@ from batchgate_gym.desks.refund.testing import episodes, procedural_cases, rende
 from batchgate_gym.desks.refund.world import RefundWorld
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ToolCall
-from batchgate_gym.policies.refund import REFUND_POLICIES, CarefulRefundPolicy
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES, CarefulRefundPolicy
 
 
 def queue_case(seed: int = 7, tickets: int = 5, **knobs: Any) -> Any:
@@ -195,7 +195,7 @@ def test_paying_a_request_sent_again_is_a_duplicate_and_fails_the_order() -> Non
 @pytest.mark.parametrize("tickets", [2, 4])
 def test_careful_is_perfect_on_queues_and_blind_retrying_is_worse_than_doing_nothing(tickets: int) -> None:
     means = {}
-    for name, policy in REFUND_POLICIES.items():
+    for name, policy in REFERENCE_POLICIES.items():
         env = RefundDeskEnv(tickets=tickets)
         rewards = [play(env, policy(), seed)[0] for seed in range(60)]
         means[name] = sum(rewards) / len(rewards)

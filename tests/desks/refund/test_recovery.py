@@ -18,9 +18,10 @@ from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.world import RefundWorld
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
-from batchgate_gym.policies.refund import RECOVERY_POLICIES, REFUND_POLICIES
+from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
-POLICIES = {**REFUND_POLICIES, **RECOVERY_POLICIES}
+POLICIES = {**REFERENCE_POLICIES, **RECOVERY_POLICIES}
 
 
 def one_line_case(fault: str | None = None, lag: int | None = None) -> Any:

@@ -26,7 +26,8 @@ import pytest
 from batchgate_gym.desks.refund.cases import load_cases
 from batchgate_gym.desks.refund.replay import grade_exported
 from batchgate_gym.envs.refund.text import RefundDeskEnv
-from batchgate_gym.policies.refund import ORIGINAL_REFUND_ATTACKERS, REFUND_ATTACKERS, REFUND_POLICIES
+from batchgate_gym.policies.refund.attackers import ATTACKERS, ORIGINAL_ATTACKERS
+from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 CASES_PATH = DATA / "dsed_eval_curated.jsonl"
@@ -34,7 +35,7 @@ EXPECTED = json.loads((DATA / "dsed_eval_expected.json").read_text())
 ORIGINAL = EXPECTED["policies"]
 IMPROVED = EXPECTED["improved_rules"]["policies"]
 # The original's nine policies; our further attackers have their own tests.
-ALL_POLICIES = {**REFUND_POLICIES, **{name: REFUND_ATTACKERS[name] for name in ORIGINAL_REFUND_ATTACKERS}}
+ALL_POLICIES = {**REFERENCE_POLICIES, **{name: ATTACKERS[name] for name in ORIGINAL_ATTACKERS}}
 FIGURES = (
     "reward",
     "task_completed",
