@@ -114,6 +114,16 @@ def test_the_shared_log_replays_to_the_live_score_and_edits_are_refused(policy: 
             replay_team(raw.game.case, cut, head=info["log_head"])
 
 
+@pytest.mark.parametrize("n_agents", [2, 3, 4, 8])
+def test_one_ticket_a_worker_deals_every_worker_a_ticket(n_agents: int) -> None:
+    # Repeated requests in a queue of n tickets left some worker without one (reset raised
+    # on seeds 2 and 8 with three workers).
+    env = refund_team.raw_env(n_agents=n_agents, tickets_per_agent=1, cases=None)
+    for seed in range(40):
+        env.reset(seed=seed)
+        assert all(len(tickets) == 1 for tickets in env.game.world.lists.values()), seed
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [{"n_agents": 0}, {"n_agents": 9}, {"n_agents": 4, "tickets_per_agent": 5}, {"recovery": "yes"}],

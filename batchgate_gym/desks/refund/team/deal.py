@@ -43,7 +43,18 @@ def deal_tickets(
         others = [w for w in others if len(lists[w]) == fewest]  # no worker is left without a ticket
         other = others[int(rng.integers(len(others)))]
         lists[other].insert(min(place, len(lists[other])), index)
+    _give_every_worker_a_ticket(lists, workers)
     return {worker: tuple(tickets) for worker, tickets in lists.items()}
+
+
+def _give_every_worker_a_ticket(lists: dict[str, list[int]], workers: Sequence[str]) -> None:
+    """A queue with no more distinct requests than workers can leave one empty-handed
+    (the copies went to the others): it takes the last ticket of the first worker holding
+    the most. A deal that leaves nobody empty is not touched."""
+    for worker in workers:
+        if not lists[worker]:
+            donor = max(workers, key=lambda w: len(lists[w]))
+            lists[worker].append(lists[donor].pop())
 
 
 __all__ = ["deal_tickets", "worker_names"]
