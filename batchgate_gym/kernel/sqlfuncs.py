@@ -9,7 +9,7 @@ character a billion times inside a single VM instruction, four seconds that no
 progress handler can interrupt, before its result is thrown away as too long).
 
 Going through ``PRAGMA function_list`` with huge numbers, long strings and small
-values in every argument position (``tests/test_sqlfuncs.py``) finds ``printf`` and
+values in every argument position (``tests/kernel/test_sqlfuncs.py``) finds ``printf`` and
 its alias ``format`` as the functions that class holds on SQLite 3.40: ``zeroblob``
 and ``randomblob`` (whose size is their argument) are refused outright by the
 guard's authorizer, and the others either clamp their number (``round`` to 30

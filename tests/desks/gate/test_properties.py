@@ -2,7 +2,7 @@
 
 Cases come from the generator at varied scale; play is random tool calls (some
 with unknown ids, refused SQL, wrong columns) and random text. Bounded by the
-``ci`` hypothesis profile; ``pytest tests/test_properties.py
+``ci`` hypothesis profile; ``pytest tests/desks/gate/test_properties.py
 --hypothesis-profile=long`` runs 10,000 examples per property.
 """
 
