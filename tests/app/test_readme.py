@@ -127,6 +127,12 @@ def test_model_example_runs(tmp_path):
     assert (tmp_path / "careful.html").read_text().count("<article class='rollout'") == 2
 
 
+def test_every_test_file_the_pages_name_exists():
+    """The test tree moves with the package; a page naming a test file follows it."""
+    named = {(name, path) for name, text in PAGES.items() for path in re.findall(r"tests/[\w/]+\.py", text)}
+    assert sorted((name, path) for name, path in named if not (ROOT / path).is_file()) == []
+
+
 def test_readme_is_short():
     assert len(README.splitlines()) <= README_MAX_LINES
 
