@@ -1,14 +1,23 @@
-"""batchgate_gym: an RL environment in which a tool-using agent gates a warehouse load.
+"""batchgate_gym: a Gymnasium environment suite for tool-using agents.
 
-The core (this package) holds the world, tools, SQL guard, log, grader and case
-families and imports neither the environments nor the policies. Importing it
-registers the Gymnasium ids (``batchgate_gym/BadBatchGate-v0`` and its macro form)
-by string entry point, the one place the core touches Gymnasium
-(:mod:`.registration`). The environments live in ``batchgate_gym.envs``, the
-policies in ``batchgate_gym.policies``, and the wiring that runs policies against
-environments (``evaluate``, the ``batchgate`` command) in ``batchgate_gym.app``.
-``replay``, ``replay_team`` and ``LogIntegrityError`` recompute and check a score
-from a case and an exported log.
+An agent acts through tool calls written as text and reads text back; what it did is
+graded at the end from the world and a hash-chained log, never from what it says it
+did, and a seeded ``reset()`` draws cases from procedural families. Three desks share
+one kernel (:mod:`.kernel`: log, SQL guard, action codec, episode loop, replay): the
+batch gate (gate a nightly warehouse load), the refund desk (refund a ticket when the
+payment tool lies) and the analyst desk (answer business questions over real data
+engines, with evidence), each in :mod:`.desks` with its world, tools, cases and grader.
+
+The core (the kernel and the desks) imports neither the environments nor the policies.
+Importing the package registers every desk's Gymnasium ids by string entry point, the
+one place the core touches Gymnasium (:mod:`.registration`). The environments live in
+``batchgate_gym.envs``, the policies in ``batchgate_gym.policies``; the desk registry
+(:mod:`.desks.registry`) names what each desk is played with, and above it stand the
+``batchgate`` command (:mod:`.app`, with ``evaluate``), the model harness (:mod:`.llm`),
+the network servers (:mod:`.serving`) and the speed benchmark (:mod:`.bench`). The
+names at this level are the gate's, the first desk: its case type and files, its
+contract and tool schemas, and ``replay``, ``replay_team`` and ``LogIntegrityError``,
+which recompute and check a score from a case and an exported log.
 """
 
 from __future__ import annotations

@@ -27,11 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
-    from batchgate_gym.app.desks import get
+    from batchgate_gym.desks.registry import get
 
     cases = get("analyst").fixed_cases(split="eval")
     results = run_attacks(cases, desk="analyst")
-    defaults = {name: results[name] for name in get("analyst").default_policies}
+    defaults = {name: results[name] for name in get("analyst").policies.defaults}
     text = "\n\n".join(
         [
             "## `batchgate report --desk analyst`",

@@ -22,7 +22,7 @@ from batchgate_gym.app.attacks import attack_table, procedural_cases, run_attack
 from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.app.report import baseline_table
 from batchgate_gym.app.shared import report_json, run_policies
-from batchgate_gym.app.tables import markdown_table
+from batchgate_gym.tables import markdown_table
 
 
 def by_group(result: EvaluationResult, field: str) -> dict[str, float]:

@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.llm.runner import RunConfig, run_rollouts
 
 DESK = "gate"
@@ -132,28 +132,34 @@ class TimedEnv(_Timed):
 def timed_environments(desk_name: str) -> Iterator[list[EnvClock]]:
     """While open, every environment the desk builds is timed; yields the clocks, one per env."""
     clocks: list[EnvClock] = []
-    real_get = desks.get
+    real_get = registry.get
     desk = real_get(desk_name)
 
-    def make_env(*args: Any, **kwargs: Any) -> TimedEnv:
-        clock = EnvClock(opened=time.perf_counter())
-        start = clock.opened
-        env = desk.make_env(*args, **kwargs)
-        clock.seconds += time.perf_counter() - start
-        clock.calls += 1
-        clocks.append(clock)
-        return TimedEnv(env, clock)
+    class TimedDesk:
+        """The desk as it is, but each environment it makes comes wrapped in a timer."""
 
-    timed = dataclasses.replace(desk, make_env=make_env)
+        def make_env(self, *args: Any, **kwargs: Any) -> TimedEnv:
+            clock = EnvClock(opened=time.perf_counter())
+            start = clock.opened
+            env = desk.make_env(*args, **kwargs)
+            clock.seconds += time.perf_counter() - start
+            clock.calls += 1
+            clocks.append(clock)
+            return TimedEnv(env, clock)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(desk, name)
+
+    timed = TimedDesk()
 
     def get(name: str) -> Any:
         return timed if name == desk_name else real_get(name)
 
-    desks.get = get
+    registry.get = get
     try:
         yield clocks
     finally:
-        desks.get = real_get
+        registry.get = real_get
 
 
 # -- the server in its own process ------------------------------------------------------
@@ -277,14 +283,14 @@ def run_in_process(n: int | None, rollouts: int) -> dict[str, Any]:
     from batchgate_gym.llm.results import desk_tools
     from batchgate_gym.llm.scripted import ScriptedModel
 
-    desk = desks.get(DESK)
+    desk = registry.get(DESK)
     cases = desk.fixed_cases(split=SPLIT)
     cases = cases if n is None else cases[:n]
     tools = desk_tools(DESK)
-    known = desk.known_policies()[POLICY]
+    known = desk.policies.known()[POLICY]
     requests = 0
     with timed_environments(DESK) as clocks:
-        timed = desks.get(DESK)
+        timed = registry.get(DESK)
         start = time.perf_counter()
         for index in range(len(cases)):
             for _rollout in range(rollouts):

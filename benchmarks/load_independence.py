@@ -26,17 +26,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app.tables import markdown_table
+from batchgate_gym.tables import markdown_table
 
 SPLITS = (("gate", "eval"), ("refund", "eval"), ("analyst", "eval"), ("analyst", "tpch"))
 PLAY = f"""
 import json
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.app.evaluate import evaluate
 
 out = {{}}
 for desk, split in {SPLITS!r}:
-    careful = desks.get(desk).known_policies()["careful"]
+    careful = registry.get(desk).policies.known()["careful"]
     result = evaluate(careful, split=split, desk=desk, progress=False)
     out[f"{{desk}} {{split}}"] = {{
         r.case_id: {{"reward": r.reward, **r.terms, **r.metrics, "infra_error": getattr(r, "infra_error", "")}}

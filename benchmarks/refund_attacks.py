@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from batchgate_gym.app.attacks import run_attacks
-from batchgate_gym.app.desks import get
-from batchgate_gym.app.tables import markdown_table, money
+from batchgate_gym.desks.registry import get
+from batchgate_gym.tables import markdown_table, money
 
 SETTINGS = (("1", False), ("1", True), ("4", False), ("4", True))
 CENTS = ("overpaid_cents", "unauthorized_cents", "recovered_cents")
@@ -30,7 +30,6 @@ def measure(seeds: int) -> dict[str, Any]:
     desk = get("refund")
     rows = []
     for tickets, recovery in SETTINGS:
-        assert desk.procedural_cases is not None
         drawing = {"tickets": int(tickets)} if tickets != "1" else {}
         cases = desk.procedural_cases(range(seeds), **drawing)
         results = run_attacks(cases, desk="refund", env_kwargs={"recovery": True} if recovery else {})

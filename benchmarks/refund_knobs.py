@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.app.tables import markdown_table, money
 from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
+from batchgate_gym.tables import markdown_table, money
 
 QUEUE_LENGTHS = (1, 2, 4, 8)
 QUEUE_POLICIES = ("naive", "careful", "refuse-all")

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from batchgate_gym.app.bench import add_arguments, config_from
-from batchgate_gym.app.desks import get
+from batchgate_gym.bench import bench_of
+from batchgate_gym.desks.registry import get
 
 
 def load_average() -> list[float] | None:
@@ -50,9 +51,7 @@ def desk_speed(desk: str, doc: str | None, argv: list[str] | None = None) -> int
     add_arguments(parser)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
     args = parser.parse_args(argv)
-    bench = get(desk).bench
-    assert bench is not None, f"the {desk} desk has a bench hook"
-    hooks = bench()
+    hooks = bench_of(get(desk))
     before = load_average()
     result = hooks.run_benchmark(
         config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock

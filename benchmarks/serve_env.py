@@ -35,8 +35,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.evaluate import as_policy
+from batchgate_gym.desks import registry
 from batchgate_gym.serving.checking import COMPARED, differences, report_rows
 from batchgate_gym.serving.processes import ServedProcess, started
 
@@ -53,7 +53,7 @@ async def careful_episode(url: str, index: int, latencies: list[float]) -> dict[
     """One session, one careful episode on eval case ``index``; each step's round trip appended."""
     from batchgate_gym.serving.openenv_server import DeskAction, DeskEnvClient
 
-    player = as_policy(desks.get("gate").reference_policies["careful"])
+    player = as_policy(registry.get("gate").policies.reference_policies["careful"])
     async with DeskEnvClient(
         base_url=url, connect_timeout_s=TIMEOUT_S, message_timeout_s=TIMEOUT_S
     ) as client:
@@ -179,12 +179,12 @@ async def over_mcp(server: ServedProcess, policy: Any, ids: list[str]) -> list[d
 def parity(servers: dict[tuple[str, str], ServedProcess]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for (desk, protocol), server in servers.items():
-        spec = desks.get(desk)
+        spec = registry.get(desk)
         for policy in COMPARED[desk]:
             rows = report_rows(desk, policy)
             play = over_openenv if protocol == "openenv" else over_mcp
             began = time.perf_counter()
-            played = asyncio.run(play(server, spec.reference_policies[policy], list(rows)))
+            played = asyncio.run(play(server, spec.policies.reference_policies[policy], list(rows)))
             faults = differences(desk, rows, played)
             out.setdefault(desk, {}).setdefault(protocol, {})[policy] = {
                 "episodes": len(played),

@@ -1,6 +1,6 @@
 """Speed benchmark: writes benchmarks/results/speed.json and speed.md.
 
-The same code as ``batchgate bench`` (:mod:`batchgate_gym.app.bench`), plus what
+The same code as ``batchgate bench`` (:mod:`batchgate_gym.bench.gate`), plus what
 only this script measures: where one episode's time goes (a profile of careful and
 naive episodes on the eval split, in buckets), the user's path (``evaluate`` over a
 case file never read before, cold, and again, warm, beside the bench's bare loop),
@@ -27,10 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app.bench import add_arguments, config_from, markdown, run_benchmark
-from batchgate_gym.app.bench.harness import CLOCKS, one_core
-from batchgate_gym.app.bench.measures import episode_loop, eval_env
-from batchgate_gym.app.tables import markdown_table
+from batchgate_gym.app.bench import add_arguments, config_from
+from batchgate_gym.bench.gate import markdown, run_benchmark
+from batchgate_gym.bench.harness import CLOCKS, one_core
+from batchgate_gym.bench.measures import episode_loop, eval_env
+from batchgate_gym.tables import markdown_table
 
 # Bucket -> the functions (path suffix, name) whose cumulative time it takes. The
 # buckets do not overlap: appends to the log happen inside tools, and are taken out

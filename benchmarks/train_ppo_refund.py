@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
+from batchgate_gym.desks import registry
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
@@ -158,7 +158,7 @@ SCRIPTED: dict[str, Chooser] = {
 def play(choose: Chooser, config: TrainConfig, name: str, seeds: range | None = None) -> EvaluationResult:
     """Every case of the held-out split once (or one fresh procedural ticket per seed
     of ``seeds``) through the macro wrapper, scored by the desk."""
-    desk = desks.get(DESK)
+    desk = registry.get(DESK)
     if seeds is None:
         cases = desk.fixed_cases(split=config.eval_split)
         env = RefundMacroEnv(cases, lines=config.lines)
@@ -174,7 +174,7 @@ def play(choose: Chooser, config: TrainConfig, name: str, seeds: range | None = 
 
 
 def _episode(
-    env: RefundMacroEnv, choose: Chooser, index: int, reset: dict[str, Any], desk: desks.Desk
+    env: RefundMacroEnv, choose: Chooser, index: int, reset: dict[str, Any], desk: registry.DeskSpec
 ) -> EpisodeResult:
     vector, info = env.reset(**reset)
     done, calls = False, info["calls"]
@@ -190,7 +190,7 @@ def _episode(
         terminated=terminated,
         truncated=truncated,
         seed=reset["seed"],
-        **desk.episode_fields(info),
+        **desk.scoring.episode_fields(info),
     )
 
 

@@ -20,23 +20,32 @@ import batchgate_gym
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ROOT / "batchgate_gym"
-# Wiring, network servers and test helpers, not the core (at any depth): the servers play the desks'
-# environments, so they stand beside the command line, outside what needs no Gymnasium.
-_NOT_CORE = ("app", "serving", "testing", "__main__")
+# Wiring, benchmarks, network servers and test helpers, not the core (at any depth): the servers and
+# the benchmarks play the desks' environments, so they stand beside the command line, outside what
+# needs no Gymnasium; a desk's ``spec`` names its environment and policies for the registry and
+# builds its attack line-up from them when asked.
+_NOT_CORE = ("app", "bench", "serving", "spec", "testing", "__main__")
 REGISTRATION = "batchgate_gym.registration"
 # What the core never imports: learning and multi-agent stacks, the environment code.
 _FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
 _OUTSIDE_CORE = ("batchgate_gym.envs", "batchgate_gym.policies", "batchgate_gym.app")
 
 
-def _core_modules() -> dict[str, Path]:
+def _modules(folder: Path, installed_as: str) -> dict[str, Path]:
+    """Every module under ``folder`` (installed as the package ``installed_as``) by name."""
     modules = {}
-    for path in sorted(CORE.rglob("*.py")):
-        parts = path.relative_to(CORE).with_suffix("").parts
-        if parts[0] in _NOT_CORE or parts[-1] in _NOT_CORE:
-            continue
-        modules[".".join(("batchgate_gym", *(p for p in parts if p != "__init__")))] = path
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(folder).with_suffix("").parts
+        modules[".".join((installed_as, *(p for p in parts if p != "__init__")))] = path
     return modules
+
+
+def _core_modules() -> dict[str, Path]:
+    return {
+        module: path
+        for module, path in _modules(CORE, "batchgate_gym").items()
+        if not any(part in _NOT_CORE for part in (path.relative_to(CORE).parts[0], path.stem))
+    }
 
 
 def _imports(module: str, path: Path) -> list[tuple[str, bool]]:
@@ -162,8 +171,11 @@ def test_kernel_knows_nothing_of_the_domain():
 
 
 def _desk_of(name: str) -> str | None:
+    """The desk package ``name`` is in (``batchgate_gym.desks.registry``, a module beside the
+    desks, is in none)."""
     parts = name.split(".")
-    return parts[2] if parts[:2] == ["batchgate_gym", "desks"] and len(parts) > 2 else None
+    inside = parts[:2] == ["batchgate_gym", "desks"] and len(parts) > 2
+    return parts[2] if inside and (CORE / "desks" / parts[2]).is_dir() else None
 
 
 def test_the_kernel_imports_no_desk_and_desks_never_import_each_other():
@@ -179,6 +191,31 @@ def test_the_kernel_imports_no_desk_and_desks_never_import_each_other():
         if own is not None:
             others = [n for n in imported if _desk_of(n) not in (None, own)]
             assert others == [], (module, others)
+
+
+# Arrows point down: the command line (``app``) is built on the desks, the kernel and the model
+# harness, never the reverse, not even inside a function.
+_BELOW_THE_COMMAND_LINE = ("batchgate_gym.desks", "batchgate_gym.kernel", "batchgate_gym.llm")
+
+
+def test_desks_kernel_and_llm_never_import_the_command_line():
+    below = {
+        module: path
+        for module, path in _modules(CORE, "batchgate_gym").items()
+        if _is_within(module, _BELOW_THE_COMMAND_LINE)
+    }
+    assert {
+        "batchgate_gym.desks.registry",
+        "batchgate_gym.llm.runner",
+        "batchgate_gym.desks.gate.testing",
+    } <= set(below)
+    upward = sorted(
+        (module, name)
+        for module, path in below.items()
+        for name, _eager in _imports(module, path)
+        if _is_within(name, ("batchgate_gym.app",))
+    )
+    assert upward == []
 
 
 def test_console_script_and_module_entry_point():

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow  # episodes played in child processes, paused and 
 
 MIDQUERY = """
 import json, os, signal, sys, threading
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.stores import DuckStore
 from batchgate_gym.kernel.sqlguard import SqlGuard
@@ -53,8 +53,8 @@ def preempted(run):
 if sys.argv[1] == "preempted":
     SqlGuard.run = preempted(SqlGuard.run)
     DuckStore.run = preempted(DuckStore.run)
-careful = desks.get("analyst").known_policies()["careful"]
-cases = [c for c in desks.get("analyst").fixed_cases(None, "tpch") if "local-supplier-volume" in c.case_id]
+careful = registry.get("analyst").policies.known()["careful"]
+cases = [c for c in registry.get("analyst").fixed_cases(None, "tpch") if "local-supplier-volume" in c.case_id]
 result = evaluate(careful, cases=cases, desk="analyst", progress=False)
 print(json.dumps({r.case_id: {"reward": r.reward, **r.terms, **r.metrics} for r in result.episodes}))
 """

@@ -15,7 +15,10 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from . import desks
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.tables import legend, markdown_table
+
 from .evaluate import EvaluationResult
 from .progress import add_quiet_option
 from .shared import (
@@ -29,7 +32,6 @@ from .shared import (
     split_options,
     unsupported,
 )
-from .tables import legend, markdown_table
 
 TARGET = "careful"  # the gate's target
 
@@ -45,31 +47,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet_option(parser)
 
 
-def attack_policies(cases: list[Any], desk: str = "gate") -> dict[str, Any]:
+def attack_policies(cases: list[Any], desk: str = DEFAULT_DESK) -> dict[str, Any]:
     """The desk's target first, then every attacker, oracles given the truth of ``cases``."""
-    spec = desks.get(desk)
-    if spec.build_attacks is None:
+    spec = registry.get(desk)
+    if spec.policies.lineup is None:
         raise unsupported("attacks", spec, "attackers")
-    return dict(spec.build_attacks(cases))
+    return dict(spec.policies.lineup(cases))
 
 
-def _cases(args: argparse.Namespace, desk: desks.Desk) -> tuple[list[Any], dict[str, Any]]:
+def _cases(args: argparse.Namespace, desk: registry.DeskSpec) -> tuple[list[Any], dict[str, Any]]:
     """The cases played and the environment options to play them with."""
     if args.seeds is not None:
-        if desk.procedural_cases is None:
-            raise unsupported("attacks", desk, "procedural cases (--seeds)")
         drawing, playing = split_options(env_kwargs(args, desk), desk)
         return desk.procedural_cases(range(args.seeds), **drawing), playing
     cases = desk.fixed_cases(args.cases, args.split)
     return cases, env_kwargs(args, desk, cases)
 
 
-def procedural_cases(seeds: Iterable[int], desk: str = "gate") -> list[Any]:
+def procedural_cases(seeds: Iterable[int], desk: str = DEFAULT_DESK) -> list[Any]:
     """The cases ``reset(seed=s)`` draws by default, read back from the world."""
-    spec = desks.get(desk)
-    if spec.procedural_cases is None:
-        raise unsupported("attacks", spec, "procedural cases")
-    return spec.procedural_cases(seeds)
+    return registry.get(desk).procedural_cases(seeds)
 
 
 def run_attacks(
@@ -77,7 +74,7 @@ def run_attacks(
     *,
     jobs: int = 1,
     progress: bool = False,
-    desk: str = "gate",
+    desk: str = DEFAULT_DESK,
     env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, EvaluationResult]:
     policies = attack_policies(cases, desk)
@@ -86,7 +83,7 @@ def run_attacks(
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
-    if desk.build_attacks is None:
+    if desk.policies.lineup is None:
         raise unsupported("attacks", desk, "attackers")
     cases, options = _cases(args, desk)
     results = run_attacks(cases, jobs=args.jobs, progress=not args.quiet, desk=desk.name, env_kwargs=options)
@@ -94,17 +91,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def attack_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+def attack_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec | str = DEFAULT_DESK) -> str:
     """Per policy: kind, reward, every term, every shown metric, and the gap below the target."""
-    desk = desks.get(desk) if isinstance(desk, str) else desk
-    target_name = desk.attack_target or next(iter(results))
+    desk = registry.get(desk) if isinstance(desk, str) else desk
+    target_name = desk.policies.target or next(iter(results))
     target = results[target_name].overall
     rows = []
     for name, result in results.items():
         overall = result.overall
         gap = "" if name == target_name else f"{float(target.means['reward'] - overall.means['reward']):.4f}"
         cells = []
-        for metric in desk.shown_metrics:
+        for metric in desk.scoring.shown_metrics:
             value = overall.total(metric.name)
             if metric.out_of is not None:
                 cells.append(f"{value} / {target.total(metric.out_of)}")
@@ -113,24 +110,24 @@ def attack_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = 
         rows.append(
             [
                 name,
-                desk.attack_kind(name),
+                desk.policies.kind(name),
                 f"{overall.mean('reward'):.4f}",
-                *(f"{overall.mean(term):.4f}" for term in desk.terms),
+                *(f"{overall.mean(term):.4f}" for term in desk.scoring.terms),
                 *cells,
                 gap,
             ]
         )
-    columns = [metric.column or metric.name for metric in desk.shown_metrics]
-    header = ["policy", "kind", "reward", *desk.terms, *columns, f"below {target_name}"]
+    columns = [metric.column or metric.name for metric in desk.scoring.shown_metrics]
+    header = ["policy", "kind", "reward", *desk.scoring.terms, *columns, f"below {target_name}"]
     return markdown_table(header, rows) + "\n\n" + attack_legend(results, desk, target_name)
 
 
-def attack_legend(results: dict[str, EvaluationResult], desk: desks.Desk, target: str) -> str:
+def attack_legend(results: dict[str, EvaluationResult], desk: registry.DeskSpec, target: str) -> str:
     """One line per column of the attack table."""
     n_cases = next(iter(results.values())).overall.episodes
-    kinds = dict.fromkeys(desk.attack_kind(name) for name in results)
+    kinds = dict.fromkeys(desk.policies.kind(name) for name in results)
     metric_lines = []
-    for metric in desk.shown_metrics:
+    for metric in desk.scoring.shown_metrics:
         row = metric.row or metric.name
         meaning = row.format(cases=n_cases) if "{cases}" in row else f"{row}, total over the cases"
         if metric.out_of is not None:
@@ -138,9 +135,9 @@ def attack_legend(results: dict[str, EvaluationResult], desk: desks.Desk, target
         metric_lines.append((metric.column or metric.name, meaning))
     return legend(
         [
-            ("kind", "; ".join(f"{kind}: {desks.KIND_MEANINGS.get(kind, kind)}" for kind in kinds)),
-            ("reward", f"mean reward over the {n_cases} cases, {desk.reward_span}"),
-            *((term, f"mean, {meaning}") for term, meaning in desk.term_legend()),
+            ("kind", "; ".join(f"{kind}: {registry.KIND_MEANINGS.get(kind, kind)}" for kind in kinds)),
+            ("reward", f"mean reward over the {n_cases} cases, {desk.scoring.reward_span}"),
+            *((term, f"mean, {meaning}") for term, meaning in desk.scoring.term_legend()),
             *metric_lines,
             (f"below {target}", f"{target}'s mean reward minus this policy's"),
         ]

@@ -22,12 +22,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK, CaseSourceError
 from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_line
 
-from . import desks
-from .desks import CaseSourceError
 from .helptext import TerminalHelp, description
-from .shared import DEFAULT_DESK, add_desk_env_options, add_desk_option, desk_of
+from .shared import add_desk_env_options, add_desk_option, desk_of
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -45,12 +45,12 @@ SUBCOMMANDS = {
 
 def desks_text() -> str:
     """The top-level help's list of desks (read from the registry: no desk is built)."""
-    described = desks.descriptions()
+    described = registry.descriptions()
     width = max(map(len, described))
     lines = []
     for name, text in described.items():
         lines.append(f"  {name:<{width}}  {text}" + (" (the default)" if name == DEFAULT_DESK else ""))
-        extra = desks.extra_of(name)
+        extra = registry.extra_of(name)
         if extra is not None:
             lines.append(f"  {'':<{width}}  needs the {extra} extra: {install_line(extra)}")
     return "desks (--desk NAME, on every command):\n" + "\n".join(lines)

@@ -11,7 +11,6 @@ only when shown, so the digits do not depend on the Python version; with
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,11 +18,10 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.policies.base import Policy, PolicyLike
-
-from . import desks
-
-_DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly from floats
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.kernel.scoring import exact
+from batchgate_gym.kernel.text_policy import PolicyLike, as_policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +55,6 @@ class EpisodeResult:
                 if name in group:
                     return group[name]
         raise AttributeError(name)
-
-
-@functools.lru_cache(maxsize=4096)
-def exact(value: float) -> Fraction:
-    """The fraction a term's float stands for; each value worked out once (terms repeat:
-    0, 1, a half), as an evaluation would otherwise build one per term per episode."""
-    return Fraction(value).limit_denominator(_DENOMINATOR_LIMIT)
 
 
 def _exact_sum(values: Iterable[float]) -> Fraction:
@@ -141,11 +132,11 @@ class EvaluationResult:
             families.setdefault(result.family, []).append(result)
         self.per_family = {name: Aggregate.of(group) for name, group in families.items()}
 
-    def to_json(self, desk: desks.Desk | str = "gate") -> dict[str, Any]:
+    def to_json(self, desk: registry.DeskSpec | str = DEFAULT_DESK) -> dict[str, Any]:
         """The report's JSON shape for one policy: headline means and totals, then every case."""
-        desk = desks.get(desk) if isinstance(desk, str) else desk
-        shown = [metric.name for metric in desk.shown_metrics]
-        headline = desk.terms if desk.headline_terms is None else desk.headline_terms
+        desk = registry.get(desk) if isinstance(desk, str) else desk
+        shown = [metric.name for metric in desk.scoring.shown_metrics]
+        headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
         out: dict[str, Any] = {f"mean_{name}": self.overall.mean(name) for name in ("reward", *headline)}
         out.update({name: self.overall.total(name) for name in shown})
         if self.overall.infra_episodes:
@@ -167,28 +158,6 @@ class EvaluationResult:
         return [asdict(r) for r in self.episodes]
 
 
-class _CallablePolicy:
-    """Adapts a plain ``observation -> action`` callable to the policy interface."""
-
-    def __init__(self, function: Callable[[str], str]) -> None:
-        self.function = function
-
-    def reset(self, observation: str, info: dict[str, Any]) -> None:
-        return None
-
-    def act(self, observation: str) -> str:
-        return self.function(observation)
-
-
-def as_policy(policy: PolicyLike) -> Policy:
-    built = policy() if isinstance(policy, type) else policy
-    if isinstance(built, Policy):  # has reset and act
-        return built
-    if callable(built):
-        return _CallablePolicy(built)
-    raise TypeError("a policy needs reset(observation, info) and act(observation), or must be callable")
-
-
 def policy_name(policy: PolicyLike) -> str:
     name = getattr(policy, "name", None)
     if isinstance(name, str):
@@ -201,12 +170,12 @@ class _Job:
     policy: PolicyLike
     env_kwargs: dict[str, Any]
     resets: list[tuple[int, dict[str, Any]]]  # (index, reset kwargs)
-    desk: str = "gate"
+    desk: str = DEFAULT_DESK
 
 
 def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[EpisodeResult]:
     """One environment plays the job's episodes in order (in this process or a worker)."""
-    desk = desks.get(job.desk)
+    desk = registry.get(job.desk)
     env = desk.make_env(**job.env_kwargs)
     policy = as_policy(job.policy)
     out = []
@@ -221,7 +190,7 @@ def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[
 
 
 def run_episode(
-    env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any], desk: desks.Desk | None = None
+    env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any], desk: registry.DeskSpec | None = None
 ) -> EpisodeResult:
     observation, info = env.reset(**reset_kwargs)
     policy.reset(observation, info)
@@ -231,7 +200,7 @@ def run_episode(
         calls += info.get("calls", 0)
         if terminated or truncated:
             break
-    desk = desk or desks.get("gate")
+    desk = desk or registry.get(DEFAULT_DESK)
     played = {
         "index": index,
         "turns": info["turn"],
@@ -243,25 +212,25 @@ def run_episode(
     }
     if "infra_error" in info:
         return EpisodeResult(**played, **unscored_fields(desk, info))
-    if desk.after_episode is not None:
-        info = desk.after_episode(env, policy, info)
-    return EpisodeResult(**played, **desk.episode_fields(info))
+    if desk.policies.after_episode is not None:
+        info = desk.policies.after_episode(env, policy, info)
+    return EpisodeResult(**played, **desk.scoring.episode_fields(info))
 
 
-def unscored_fields(desk: desks.Desk, info: dict[str, Any]) -> dict[str, Any]:
+def unscored_fields(desk: registry.DeskSpec, info: dict[str, Any]) -> dict[str, Any]:
     """An episode the machine stopped: no score (zeros, left out of every mean), its error kept."""
     return {
         "case_id": info["case_id"],
         "family": info.get("family", ""),
         "reward": 0.0,
-        "terms": {term: 0.0 for term in desk.terms},
-        "metrics": {metric.name: 0.0 if metric.money else 0 for metric in desk.metrics},
+        "terms": {term: 0.0 for term in desk.scoring.terms},
+        "metrics": {metric.name: 0.0 if metric.money else 0 for metric in desk.scoring.metrics},
         "infra_error": str(info["infra_error"]),
     }
 
 
 def _plan(
-    desk: desks.Desk, cases: Any, split: str | None, seeds: Iterable[int] | None
+    desk: registry.DeskSpec, cases: Any, split: str | None, seeds: Iterable[int] | None
 ) -> tuple[list[Any] | None, list[tuple[int, dict[str, Any]]]]:
     given = [arg is not None for arg in (cases, split, seeds)]
     if sum(given) != 1:
@@ -282,7 +251,7 @@ def evaluate(
     progress: bool = True,
     env_kwargs: dict[str, Any] | None = None,
     backend: str = "local",
-    desk: str = "gate",
+    desk: str = DEFAULT_DESK,
 ) -> EvaluationResult:
     """Run ``policy`` over every case (or seed) of a desk (the gate by default) and return exact results.
 
@@ -296,7 +265,7 @@ def evaluate(
     """
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
-    fixed, resets = _plan(desks.get(desk), cases, split, seeds)
+    fixed, resets = _plan(registry.get(desk), cases, split, seeds)
     kwargs = dict(env_kwargs or {})
     if fixed is not None:
         kwargs["cases"] = fixed
@@ -324,7 +293,7 @@ def _start(desk: str) -> Any:
     """The desk's start method for worker processes, where the platform has it."""
     import multiprocessing
 
-    method = desks.get(desk).start_method
+    method = registry.get(desk).start_method
     return multiprocessing.get_context(method if method in multiprocessing.get_all_start_methods() else None)
 
 
@@ -333,7 +302,7 @@ def _chunks(
     kwargs: dict[str, Any],
     resets: list[tuple[int, dict[str, Any]]],
     n_jobs: int,
-    desk: str = "gate",
+    desk: str = DEFAULT_DESK,
 ) -> list[_Job]:
     per_job = max(1, -(-len(resets) // (n_jobs * 4)))
     return [_Job(policy, kwargs, resets[i : i + per_job], desk) for i in range(0, len(resets), per_job)]

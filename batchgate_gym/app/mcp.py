@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from batchgate_gym.serving.mcp_server import serve_stdio
 
     desk = desk_of(args)
-    source = args.cases or args.split or (desk.default_split if args.case else None)
+    source = args.cases or args.split or (desk.cases.default_split if args.case else None)
     cases = desk.fixed_cases(args.cases, args.split) if source else None
     catalog = DeskCatalog(desk.name, source, env_kwargs(args, desk, cases))
     try:

@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
 from batchgate_gym.kernel.episode import MAX_TURNS
 
-from . import desks
 from .shared import add_case_source, desk_of, env_kwargs, int_in
 
 QUIT = ":quit"
@@ -62,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+def unused_options(args: argparse.Namespace, desk: registry.DeskSpec) -> dict[str, str]:
     """``--seed`` draws a case; with ``--case`` naming one, nothing is drawn. A recorded
     row names its case by split or file, which a drawn procedural case has not."""
     unused = {"seed": "--case names the case to play, so no case is drawn"} if args.case else {}
@@ -90,7 +91,7 @@ def play(
     reset_kwargs: dict[str, Any],
     read_line: Callable[[str], str],
     write: Callable[[str], None],
-    desk: desks.Desk | str = "gate",
+    desk: registry.DeskSpec | str = DEFAULT_DESK,
     steps: list[tuple[str, str]] | None = None,
     skip_blank: bool = True,
 ) -> dict[str, Any]:
@@ -103,7 +104,7 @@ def play(
     try:
         observation, info = env.reset(**reset_kwargs)
     except ValueError as exc:  # a case id or index the cases lack: said as the command's reason
-        raise desks.CaseSourceError(str(exc)) from exc
+        raise registry.CaseSourceError(str(exc)) from exc
     write(observation)
     if steps is not None:
         steps.append(("", observation))
@@ -141,22 +142,22 @@ def _ending(env: Any) -> tuple[str, str]:
     return ending, "" if turns is None else f" or after turn {turns}"
 
 
-def score_text(info: dict[str, Any], desk: desks.Desk | str = "gate") -> str:
+def score_text(info: dict[str, Any], desk: registry.DeskSpec | str = DEFAULT_DESK) -> str:
     """The end of a played episode: the case, the reward, every term and every shown metric."""
-    desk = desks.get(desk) if isinstance(desk, str) else desk
+    desk = registry.get(desk) if isinstance(desk, str) else desk
     score = info["score"]
     family = f" ({info['family']})" if info.get("family") else ""
     lines = [
         SCORE_BANNER,
         f"case {info['case_id']}{family}",
         f"reward {score['reward']:.4f}",
-        *(f"  {term:<12} {score[term]:.4f}" for term in desk.terms),
+        *(f"  {term:<12} {score[term]:.4f}" for term in desk.scoring.terms),
     ]
-    for metric in desk.shown_metrics:
+    for metric in desk.scoring.shown_metrics:
         value = metric.read(info)
         phrase = metric.phrase or metric.row or metric.name
         if metric.out_of is not None:
-            lines.append(f"{phrase}: {value} of {desk.metric(metric.out_of).read(info)}")
+            lines.append(f"{phrase}: {value} of {desk.scoring.metric(metric.out_of).read(info)}")
         else:
             lines.append(f"{phrase}: {metric.text(value)}")
     return "\n".join(lines)
@@ -184,11 +185,11 @@ def policy_lines(
     return next_line
 
 
-def named_policy(desk: desks.Desk, name: str) -> Any:
+def named_policy(desk: registry.DeskSpec, name: str) -> Any:
     """A policy of the desk by name, ready to play; an unknown name stops with the known ones."""
     from .evaluate import as_policy
 
-    known = desk.known_policies()
+    known = desk.policies.known()
     if name not in known:
         raise SystemExit(
             f"batchgate play: the {desk.name} desk has no policy {name!r}; known: {', '.join(known)}"
@@ -197,7 +198,7 @@ def named_policy(desk: desks.Desk, name: str) -> Any:
 
 
 def recorded_row(
-    desk: desks.Desk,
+    desk: registry.DeskSpec,
     source: str,
     cases: list[Any],
     steps: list[tuple[str, str]],
@@ -276,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         if "score" not in info:
             print(f"Not recorded in {args.record}: the episode did not end.", flush=True)
             return 0
-        source = str(args.cases or args.split or desk.default_split or "")
+        source = str(args.cases or args.split or desk.cases.default_split or "")
         player = args.policy or PLAYER
         row = recorded_row(desk, source, desk.fixed_cases(args.cases, args.split), steps, info, log, player)
         row = append_row(Path(args.record), row)

@@ -129,7 +129,9 @@ def damage_by_policy(results: Mapping[str, EvaluationResult], path: Path, desk: 
     names = list(results)
     first = next(iter(results.values())).overall
     metrics = [
-        metric for metric in desk.shown_metrics if metric.name in first.counts or metric.name in first.cents
+        metric
+        for metric in desk.scoring.shown_metrics
+        if metric.name in first.counts or metric.name in first.cents
     ]
     columns = 2 if len(metrics) == 4 else min(3, max(len(metrics), 1))  # four as two by two
     rows = -(-len(metrics) // columns)
@@ -147,7 +149,7 @@ def damage_by_policy(results: Mapping[str, EvaluationResult], path: Path, desk: 
         scale = 100 if metric.cents else 1
         axes.barh(positions, [results[n].overall.total(metric.name) / scale for n in names], color=colours)
         if metric.out_of is not None:
-            whole = first.total(desk.metric(metric.out_of).name)
+            whole = first.total(desk.scoring.metric(metric.out_of).name)
             label = f"{metric.out_of.replace('_', ' ')}: {whole}"
             axes.axvline(whole, color="grey", linestyle="--", linewidth=1, label=label)
             axes.legend(fontsize="small", loc="lower right")

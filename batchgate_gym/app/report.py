@@ -20,13 +20,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
 from batchgate_gym.policies.base import Policy
+from batchgate_gym.tables import legend, markdown_table
 
-from . import desks
 from .evaluate import EvaluationResult
 from .progress import add_quiet_option
 from .shared import add_case_source, desk_of, dumps, env_kwargs, int_in, report_json, run_policies
-from .tables import legend, markdown_table
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
@@ -65,20 +66,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _PLAYING_OPTIONS = ("cases", "split", "policies", "policy", "attackers", "plot", "jobs", "quiet")
 
 
-def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+def unused_options(args: argparse.Namespace, desk: registry.DeskSpec) -> dict[str, str]:
     """With ``--results``, every option about playing policies (the files hold the episodes)."""
     if not args.results:
         return {}
     reason = "--results compares the rollouts saved in its files and plays nothing"
-    return {name: reason for name in (*_PLAYING_OPTIONS, *desks.all_options())}
+    return {name: reason for name in (*_PLAYING_OPTIONS, *registry.all_options())}
 
 
-def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "gate") -> dict[str, Any]:
+def resolve_policies(
+    names: str | None, extra: Sequence[str] = (), desk: str = DEFAULT_DESK
+) -> dict[str, Any]:
     """The named policies of ``desk`` (its defaults when ``names`` is None), then ``MODULE:ATTR`` ones."""
-    spec = desks.get(desk)
-    known = spec.known_policies()
+    spec = registry.get(desk)
+    known = spec.policies.known()
     if names is None:
-        names = ",".join(spec.default_policies)
+        names = ",".join(spec.policies.defaults)
     chosen: dict[str, Any] = {}
     for name in filter(None, (n.strip() for n in names.split(","))):
         if name not in known:
@@ -101,13 +104,13 @@ def resolve_policies(names: str | None, extra: Sequence[str] = (), desk: str = "
     return chosen
 
 
-def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = "gate") -> dict[str, Any]:
+def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = DEFAULT_DESK) -> dict[str, Any]:
     """``policies`` followed by every attacker not already among them, oracles given the truth
     of ``played`` (the cases the report plays)."""
-    spec = desks.get(desk)
-    if spec.build_attacks is None:
+    spec = registry.get(desk)
+    if spec.policies.lineup is None:
         return policies
-    extra = {name: policy for name, policy in spec.build_attacks(played).items() if name not in policies}
+    extra = {name: policy for name, policy in spec.policies.lineup(played).items() if name not in policies}
     return {**policies, **extra}
 
 
@@ -115,9 +118,9 @@ def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     if args.results:
         return report_results(args.results, desk.name, as_json=args.json)
-    if desk.split_cases is None and desk.load_cases is None:
+    if desk.cases.split_cases is None and desk.cases.load_cases is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no fixed cases to compare on")
-    if args.attackers and desk.build_attacks is None:
+    if args.attackers and desk.policies.lineup is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no attackers")
     if args.plot:
         from .plots import require_matplotlib
@@ -162,35 +165,35 @@ def report_results(paths: Sequence[str], desk: str, *, as_json: bool = False) ->
     return 0
 
 
-def _desk(desk: desks.Desk | str) -> desks.Desk:
-    return desks.get(desk) if isinstance(desk, str) else desk
+def _desk(desk: registry.DeskSpec | str) -> registry.DeskSpec:
+    return registry.get(desk) if isinstance(desk, str) else desk
 
 
-def baseline_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+def baseline_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec | str = DEFAULT_DESK) -> str:
     """Headline means, every shown metric's total and the episodes where an exact term is 1."""
     desk = _desk(desk)
     names = list(results)
     first = next(iter(results.values()))
     n_cases = first.overall.episodes
-    headline = desk.terms if desk.headline_terms is None else desk.headline_terms
+    headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
     rows = [
         [f"mean {term}", *(f"{results[n].overall.mean(term):.4f}" for n in names)]
         for term in ("reward", *headline)
     ]
-    for metric in desk.shown_metrics:
+    for metric in desk.scoring.shown_metrics:
         label = (metric.row or metric.name).format(cases=n_cases)
         rows.append([label, *(_total(results[n], metric, desk) for n in names)])
-    for term, label in desk.exact_terms:
+    for term, label in desk.scoring.exact_terms:
         rows.append(
             [label, *(f"{sum(r.terms[term] == 1.0 for r in results[n].episodes)} / {n_cases}" for n in names)]
         )
     return markdown_table(["", *names], rows)
 
 
-def _total(result: EvaluationResult, metric: desks.Metric, desk: desks.Desk) -> str:
+def _total(result: EvaluationResult, metric: registry.Metric, desk: registry.DeskSpec) -> str:
     value = result.overall.total(metric.name)
     if metric.out_of is not None:
-        return f"{value} / {result.overall.total(desk.metric(metric.out_of).name)}"
+        return f"{value} / {result.overall.total(desk.scoring.metric(metric.out_of).name)}"
     return metric.text(value)
 
 
@@ -204,20 +207,20 @@ def family_table(results: dict[str, EvaluationResult]) -> str:
     return markdown_table(["", *names], rows)
 
 
-def ablation_table(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+def ablation_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec | str = DEFAULT_DESK) -> str:
     desk = _desk(desk)
     names = list(results)
     rows = [["full", *(f"{results[n].overall.mean('reward'):.4f}" for n in names)]]
-    for term in desk.terms:
+    for term in desk.scoring.terms:
         cells = []
         for name in names:
             means = results[name].overall.means
-            cells.append(f"{round(float(means['reward'] - desk.weights[term] * means[term]), 4):.4f}")
+            cells.append(f"{round(float(means['reward'] - desk.scoring.weights[term] * means[term]), 4):.4f}")
         rows.append([f"no {term}", *cells])
     return markdown_table(["", *names], rows)
 
 
-def worst_table(results: dict[str, EvaluationResult], metric: desks.Metric, count: int = 5) -> str:
+def worst_table(results: dict[str, EvaluationResult], metric: registry.Metric, count: int = 5) -> str:
     """Per policy, the ``count`` cases with the largest nonzero value of ``metric``."""
     rows = []
     for name, result in results.items():
@@ -229,12 +232,12 @@ def worst_table(results: dict[str, EvaluationResult], metric: desks.Metric, coun
     return markdown_table(["policy", "case", metric.column or metric.name], rows)
 
 
-def policy_legend(results: dict[str, EvaluationResult], desk: desks.Desk) -> str:
+def policy_legend(results: dict[str, EvaluationResult], desk: registry.DeskSpec) -> str:
     """One line per policy column: what kind of policy it is."""
-    return legend([(name, desks.KIND_MEANINGS[desk.kind_of(name)]) for name in results])
+    return legend([(name, registry.KIND_MEANINGS[desk.kind_of(name)]) for name in results])
 
 
-def report_text(results: dict[str, EvaluationResult], desk: desks.Desk | str = "gate") -> str:
+def report_text(results: dict[str, EvaluationResult], desk: registry.DeskSpec | str = DEFAULT_DESK) -> str:
     desk = _desk(desk)
     sections = [("Baselines", baseline_table(results, desk) + "\n\n" + policy_legend(results, desk))]
     if set(next(iter(results.values())).per_family) != {""}:  # a desk whose cases have families
@@ -242,5 +245,7 @@ def report_text(results: dict[str, EvaluationResult], desk: desks.Desk | str = "
     sections.append(
         ("Ablation (mean reward with one term removed, not renormalised)", ablation_table(results, desk))
     )
-    sections += [(metric.worst, worst_table(results, metric)) for metric in desk.metrics if metric.worst]
+    sections += [
+        (metric.worst, worst_table(results, metric)) for metric in desk.scoring.metrics if metric.worst
+    ]
     return "\n\n".join(f"### {title}\n\n{table}" for title, table in sections)

@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from batchgate_gym.llm.runner import RunConfig, RunStopped, SettingsMismatch, run_rollouts
 
     desk = desk_of(args)
-    if desk.split_cases is None and desk.load_cases is None:
+    if desk.cases.split_cases is None and desk.cases.load_cases is None:
         raise SystemExit(f"batchgate run-model: the {desk.name!r} desk has no fixed cases to play")
     if args.sample_seed is not None and args.sample is None:
         raise SystemExit("batchgate run-model: --sample-seed seeds --sample's draw; give --sample N too")

@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import desks
-from .evaluate import EvaluationResult, evaluate
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
 
-DEFAULT_DESK = "gate"
+from .evaluate import EvaluationResult, evaluate
 
 
 def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -47,20 +47,20 @@ def add_desk_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--desk",
         default=DEFAULT_DESK,
-        choices=desks.names(),
+        choices=registry.names(),
         help="the desk to play (batchgate --help lists them)",
     )
 
 
-def desk_of(args: argparse.Namespace) -> desks.Desk:
-    return desks.get(getattr(args, "desk", DEFAULT_DESK))
+def desk_of(args: argparse.Namespace) -> registry.DeskSpec:
+    return registry.get(getattr(args, "desk", DEFAULT_DESK))
 
 
 def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
     """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``
     (read from the registrations: declaring them builds no desk)."""
-    for option in desks.all_options().values():
-        having = " and ".join(desks.having_option(option.name))
+    for option in registry.all_options().values():
+        having = " and ".join(registry.having_option(option.name))
         parser.add_argument(
             f"--{option.name.replace('_', '-')}",
             dest=option.name,
@@ -70,17 +70,17 @@ def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def env_kwargs(args: argparse.Namespace, desk: desks.Desk, cases: Any = None) -> dict[str, Any]:
+def env_kwargs(args: argparse.Namespace, desk: registry.DeskSpec, cases: Any = None) -> dict[str, Any]:
     """The desk's environment keywords from the command line, parsed; an option it lacks, one
     that shapes procedural cases given with fixed ``cases``, or options its environment
     refuses together, end the command with the reason."""
-    known = desks.all_options()
+    known = registry.all_options()
     given = {name: value for name, value in vars(args).items() if value is not None and name in known}
     own = {option.name: option for option in desk.options}
     command = f"batchgate {getattr(args, 'command', 'run')}"
     stray = sorted(set(given) - set(own))
     if stray:
-        having = " and ".join(desks.having_option(stray[0]))
+        having = " and ".join(registry.having_option(stray[0]))
         raise SystemExit(
             f"{command}: the {desk.name} desk has no option --{stray[0].replace('_', '-')}"
             f" (the {having} desk has)"
@@ -100,7 +100,7 @@ def env_kwargs(args: argparse.Namespace, desk: desks.Desk, cases: Any = None) ->
     return parsed
 
 
-def split_options(options: dict[str, Any], desk: desks.Desk) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_options(options: dict[str, Any], desk: registry.DeskSpec) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(drawing, playing)``: the options that shape procedural cases as they are drawn, and
     the rest, for the environment that plays the drawn cases."""
     draws = {option.name for option in desk.options if option.draws}
@@ -108,7 +108,7 @@ def split_options(options: dict[str, Any], desk: desks.Desk) -> tuple[dict[str, 
     return drawing, {name: value for name, value in options.items() if name not in draws}
 
 
-def unsupported(command: str, desk: desks.Desk, what: str) -> SystemExit:
+def unsupported(command: str, desk: registry.DeskSpec, what: str) -> SystemExit:
     """The error a command raises for a desk that lacks what it needs (exit status 1)."""
     return SystemExit(f"batchgate {command}: the {desk.name!r} desk has no {what}")
 
@@ -138,7 +138,7 @@ def run_policies(
 ) -> dict[str, EvaluationResult]:
     """Every policy over the same cases (the desk's default split when none is named)."""
     if cases is None and split is None:
-        split = desks.get(desk).default_split
+        split = registry.get(desk).cases.default_split
     return {
         name: evaluate(
             policy,

@@ -16,26 +16,45 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import desks
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.tables import markdown_table
+
 from .evaluate import Aggregate, EpisodeResult, evaluate
 from .progress import add_quiet_option, bar
 from .shared import desk_of, env_kwargs, int_in, probability, unsupported
-from .tables import markdown_table
 
-TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamGame.options); the rest are refused
+TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamSpec.options); the rest are refused
 
 
-def _game(desk: desks.Desk | str) -> desks.TeamGame:
-    spec = desks.get(desk) if isinstance(desk, str) else desk
+def _game(desk: registry.DeskSpec | str) -> registry.TeamSpec:
+    spec = registry.get(desk) if isinstance(desk, str) else desk
     if spec.team is None:
         raise unsupported("team", spec, "team game")
     return spec.team
 
 
-def play_aec(env: Any, policy_class: Callable[[], Any], seed: int, desk: str = "gate") -> EpisodeResult:
+def _result(
+    desk: registry.DeskSpec | str, seed: int, finals: Mapping[str, Mapping[str, Any]]
+) -> EpisodeResult:
+    """One team episode's result from every agent's final info, as the desk's game reads it."""
+    spec = registry.get(desk) if isinstance(desk, str) else desk
+    fields, finished = _game(spec).outcome(spec.scoring, finals)
+    return EpisodeResult(
+        index=seed,
+        seed=seed,
+        turns=max(final["turn"] for final in finals.values()),
+        calls=0,  # not counted for team episodes
+        terminated=finished,
+        truncated=not finished,
+        **fields,
+    )
+
+
+def play_aec(env: Any, policy_class: Callable[[], Any], seed: int, desk: str = DEFAULT_DESK) -> EpisodeResult:
     """One episode through the AEC interface; one policy object per agent."""
     env.reset(seed=seed)
     policies = {agent: policy_class() for agent in env.agents}
@@ -49,10 +68,12 @@ def play_aec(env: Any, policy_class: Callable[[], Any], seed: int, desk: str = "
             env.step(None)
         else:
             env.step(policies[agent].act(observation["text"]))
-    return _game(desk).result(seed, finals)
+    return _result(desk, seed, finals)
 
 
-def play_parallel(env: Any, policy_class: Callable[[], Any], seed: int, desk: str = "gate") -> EpisodeResult:
+def play_parallel(
+    env: Any, policy_class: Callable[[], Any], seed: int, desk: str = DEFAULT_DESK
+) -> EpisodeResult:
     """One episode through the parallel interface; agents that reported send nothing."""
     observations, infos = env.reset(seed=seed)
     policies = {agent: policy_class() for agent in env.agents}
@@ -65,7 +86,7 @@ def play_parallel(env: Any, policy_class: Callable[[], Any], seed: int, desk: st
             if not env.unwrapped.game.done(agent)
         }
         observations, _rewards, _terminations, _truncations, infos = env.step(actions)
-    return _game(desk).result(seed, infos)
+    return _result(desk, seed, infos)
 
 
 def run_team(
@@ -73,7 +94,7 @@ def run_team(
     seeds: Sequence[int],
     *,
     parallel: bool = False,
-    desk: str = "gate",
+    desk: str = DEFAULT_DESK,
     on_episode: Callable[[int], Any] | None = None,
     **env_kwargs: Any,
 ) -> tuple[list[EpisodeResult], list[Any]]:
@@ -114,21 +135,21 @@ def team_table(
     seeds: Sequence[int],
     parallel: bool,
     overlap: float,
-    desk: str = "gate",
+    desk: str = DEFAULT_DESK,
     *,
     progress: bool = False,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    spec = desks.get(desk)
+    spec = registry.get(desk)
     game = _game(spec)
     mishaps = [name for name, _ in game.mishaps]
-    totals = [metric.name for metric in spec.shown_metrics]
+    totals = [metric.name for metric in spec.scoring.shown_metrics]
     rows: dict[str, Any] = {}
     cases: list[Any] = []
     options = dict(options or {})
     dealing = {"overlap": overlap} if game.overlap else {}
-    attackers = game.attackers(**options)
-    policies = {**game.policies(), **attackers}
+    attackers = game.team_attackers(**options)
+    policies = {**game.team_policies(), **attackers}
     with bar(len(policies) * len(seeds), "team episodes", enabled=progress) as shown:
         for name, policy_class in policies.items():
             results, cases = run_team(
@@ -143,7 +164,11 @@ def team_table(
             )
             rows[name] = summary(results, mishaps, totals)
     single = evaluate(
-        spec.reference_policies[game.solo], cases=cases, progress=False, desk=desk, env_kwargs=options
+        spec.policies.reference_policies[game.solo],
+        cases=cases,
+        progress=False,
+        desk=desk,
+        env_kwargs=options,
     )
     rows[f"{game.solo} (one agent, same cases)"] = summary(single.episodes, mishaps, totals)
     if attackers and game.target is not None:
@@ -161,17 +186,17 @@ def team_table(
     }
 
 
-def columns(desk: str = "gate") -> list[tuple[str, str]]:
+def columns(desk: str = DEFAULT_DESK) -> list[tuple[str, str]]:
     """(key, header) of every column of the team table."""
-    spec = desks.get(desk)
-    out = [(f"mean_{name}", name) for name in ("reward", *spec.terms)]
+    spec = registry.get(desk)
+    out = [(f"mean_{name}", name) for name in ("reward", *spec.scoring.terms)]
     out.append(("seeds_below_1", "seeds < 1"))
     out += list(_game(spec).mishaps)
-    out += [(m.name, m.column or m.name) for m in spec.shown_metrics if not m.money]
+    out += [(m.name, m.column or m.name) for m in spec.scoring.shown_metrics if not m.money]
     return out
 
 
-def markdown(table: dict[str, Any], desk: str = "gate") -> str:
+def markdown(table: dict[str, Any], desk: str = DEFAULT_DESK) -> str:
     title = f"### Team of {table['agents']} agents, {table['seeds']} seeds, {table['api']} API"
     if "overlap" in table:
         title += f", overlap {table['overlap']}"
@@ -180,7 +205,7 @@ def markdown(table: dict[str, Any], desk: str = "gate") -> str:
     shown = columns(desk)
     if "target" in table:
         shown.append(("below_target", f"below {table['target']}"))
-    metrics = {metric.name: metric for metric in desks.get(desk).shown_metrics}
+    metrics = {metric.name: metric for metric in registry.get(desk).scoring.shown_metrics}
     header = ["policy", *(h for _, h in shown)]
     rows = [
         [name, *(_cell(key, row[key], metrics.get(key)) for key, _ in shown)]
@@ -196,7 +221,7 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _cell(key: str, value: Any, metric: desks.Metric | None = None) -> str:
+def _cell(key: str, value: Any, metric: registry.Metric | None = None) -> str:
     if value is None:
         return "-"
     if key.startswith("mean_") or key == "below_target":
@@ -218,7 +243,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet_option(parser)
 
 
-def unused_options(args: argparse.Namespace, desk: desks.Desk) -> dict[str, str]:
+def unused_options(args: argparse.Namespace, desk: registry.DeskSpec) -> dict[str, str]:
     """``--overlap`` on a team game that deals no lists (the refund desk's workers share one
     queue), and the desk's options its team game does not take."""
     if desk.team is None:

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.desks import registry
 from batchgate_gym.llm.results import ResultsError, load_results, read_rows, summarize
-
-from . import desks
 
 TAKES_DESK = False  # the rows name their desk
 
@@ -97,7 +96,7 @@ def load_view(paths: Sequence[Path | str]) -> View:
             )
     summaries = {}
     for desk, files in by_desk.items():
-        if desk not in desks.names():
+        if desk not in registry.names():
             raise ResultsError(f"{files[0]}:1: a row of an unknown desk {desk!r}")
         results = load_results(files, desk)  # re-grades every scored row; refuses edited ones
         summaries[desk] = {model: summarize(result, desk) for model, result in results.items()}
@@ -249,7 +248,7 @@ def score_table(rollout: Rollout) -> str:
     score = rollout.row.get("score")
     if not isinstance(score, Mapping):
         return ""
-    terms = desks.get(rollout.desk).terms
+    terms = registry.get(rollout.desk).scoring.terms
     rows = [f"<tr class='reward'><th>reward</th><td>{fmt(score.get('reward'))}</td></tr>"]
     in_order = [name for name in terms if name in score] + [n for n in score if n not in terms]
     for name in in_order:

@@ -9,10 +9,20 @@ so that a mean over many cases prints the same digits on every Python.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from fractions import Fraction
 from numbers import Rational
 from typing import Any, ClassVar
+
+_DENOMINATOR_LIMIT = 1_000_000  # terms are k/n with small n: recovered exactly from floats
+
+
+@functools.lru_cache(maxsize=4096)
+def exact(value: float) -> Fraction:
+    """The fraction a term's float stands for; each value worked out once (terms repeat:
+    0, 1, a half), as an evaluation would otherwise build one per term per episode."""
+    return Fraction(value).limit_denominator(_DENOMINATOR_LIMIT)
 
 
 def checked_weights(weights: Mapping[str, Fraction]) -> Mapping[str, Fraction]:

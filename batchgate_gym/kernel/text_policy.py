@@ -10,7 +10,49 @@ read the second, so a scripted policy needs no access to anything but the text.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A stateful text policy: ``reset`` at the start of an episode, then ``act``."""
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None: ...
+
+    def act(self, observation: str) -> str: ...
+
+
+TextPolicyFunction: TypeAlias = Callable[[str], str]
+"""A stateless policy: one observation in, one action out."""
+
+PolicyLike: TypeAlias = Policy | type[Policy] | TextPolicyFunction
+"""Anything that can play an episode: a policy object, a policy class (built with
+no arguments), or a plain function from observation to action."""
+
+
+class _CallablePolicy:
+    """Adapts a plain ``observation -> action`` callable to the policy interface."""
+
+    def __init__(self, function: Callable[[str], str]) -> None:
+        self.function = function
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        return None
+
+    def act(self, observation: str) -> str:
+        return self.function(observation)
+
+
+def as_policy(policy: PolicyLike) -> Policy:
+    """A policy object from anything that can play: an object, a class, or a function."""
+    built = policy() if isinstance(policy, type) else policy
+    if isinstance(built, Policy):  # has reset and act
+        return built
+    if callable(built):
+        return _CallablePolicy(built)
+    raise TypeError("a policy needs reset(observation, info) and act(observation), or must be callable")
+
 
 ToolCallDict = dict[str, Any]  # {"name": ..., "arguments": {...}}
 

@@ -38,9 +38,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK, DeskSpec
 from batchgate_gym.kernel.ledger import LogIntegrityError
-
-Desk = Any  # batchgate_gym.app.desks.Desk: the registry is wiring, imported only when results are read
+from batchgate_gym.kernel.scoring import exact
+from batchgate_gym.tables import markdown_table, money
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
@@ -98,7 +100,7 @@ class Rollout:
     case_id: str
     family: str
     rollout: int
-    episode: dict[str, Any] | None  # desk.episode_fields of the re-graded score
+    episode: dict[str, Any] | None  # desk.scoring.episode_fields of the re-graded score
     error: dict[str, Any] | None
     where: str
     case_index: int = 0
@@ -130,7 +132,7 @@ class ModelResults:
 class _Cases:
     """The desk's cases by source (split name or case file), then by id, loaded once each."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: DeskSpec) -> None:
         self.desk = desk
         self._by_source: dict[str, dict[str, Any]] = {}
 
@@ -140,19 +142,7 @@ class _Cases:
         return self._by_source[source].get(case_id)
 
 
-def _desk(name: str) -> Desk:
-    from batchgate_gym.app import desks
-
-    return desks.get(name)
-
-
-def exact(value: float) -> Fraction:
-    from batchgate_gym.app.evaluate import exact as exact_fraction
-
-    return exact_fraction(value)
-
-
-def regrade(row: Mapping[str, Any], desk: Desk, cases: _Cases, where: str) -> dict[str, Any]:
+def regrade(row: Mapping[str, Any], desk: DeskSpec, cases: _Cases, where: str) -> dict[str, Any]:
     """The episode fields of a scored row, from its log replayed under its pinned head."""
     case = cases.get(str(row.get("source") or ""), str(row.get("case_id")))
     if case is None:
@@ -171,13 +161,13 @@ def regrade(row: Mapping[str, Any], desk: Desk, cases: _Cases, where: str) -> di
         raise ResultsError(f"{where}: the recorded score is not what its log replays to (edited?)")
     info = {**dict(row.get("info_metrics") or {}), "case_id": case.case_id, "score": graded}
     info["family"] = getattr(case, "family", "")
-    fields: dict[str, Any] = desk.episode_fields(info)
+    fields: dict[str, Any] = desk.scoring.episode_fields(info)
     return fields
 
 
-def load_results(paths: Iterable[Path | str], desk_name: str = "gate") -> dict[str, ModelResults]:
+def load_results(paths: Iterable[Path | str], desk_name: str = DEFAULT_DESK) -> dict[str, ModelResults]:
     """Every model's rollouts in ``paths``, each scored row re-graded (see the module docstring)."""
-    desk = _desk(desk_name)
+    desk = registry.get(desk_name)
     cases = _Cases(desk)
     chosen: dict[str, dict[tuple[str, int], Rollout]] = {}
     for path in paths:
@@ -233,7 +223,7 @@ def _mean(values: Sequence[Fraction]) -> Fraction:
     return sum(values, Fraction(0)) / len(values)
 
 
-def _case_means(results: ModelResults, desk: Desk) -> dict[str, dict[str, Any]]:
+def _case_means(results: ModelResults, desk: DeskSpec) -> dict[str, dict[str, Any]]:
     """Per case (in order of first appearance): rollouts, scored, and the means over scored rollouts."""
     groups: dict[str, list[Rollout]] = {}
     for rollout in results.rollouts:
@@ -249,9 +239,9 @@ def _case_means(results: ModelResults, desk: Desk) -> dict[str, dict[str, Any]]:
         }
         if scored:
             entry["reward"] = float(_mean([exact(e["reward"]) for e in scored]))
-            for term in desk.terms:
+            for term in desk.scoring.terms:
                 entry[term] = float(_mean([exact(e["terms"][term]) for e in scored]))
-            for metric in desk.shown_metrics:
+            for metric in desk.scoring.shown_metrics:
                 values = [exact(e["metrics"][metric.name]) for e in scored]
                 entry[metric.name] = round(float(_mean(values)), 2 if metric.money else 4)
             entry["perfect"] = sum(1 for e in scored if e["reward"] == 1.0)
@@ -306,7 +296,7 @@ def common_cases(results: Mapping[str, ModelResults]) -> tuple[list[str], dict[s
 
 
 def summarize(
-    results: ModelResults, desk_name: str = "gate", cases: Sequence[str] | None = None
+    results: ModelResults, desk_name: str = DEFAULT_DESK, cases: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """One model's figures, as ``batchgate report --results --json`` prints them.
 
@@ -315,7 +305,7 @@ def summarize(
     compared model has scored. Counts, metrics, tokens and latency cover every
     scored rollout.
     """
-    desk = _desk(desk_name)
+    desk = registry.get(desk_name)
     per_case = _case_means(results, desk)
     graded = {case_id: entry for case_id, entry in per_case.items() if entry["scored"]}
     compared = (
@@ -323,7 +313,7 @@ def summarize(
     )
     played = results.scored
     scored = [r.episode for r in played if r.episode is not None]
-    headline = desk.terms if desk.headline_terms is None else desk.headline_terms
+    headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
 
     def case_mean(name: str, entries: Iterable[Mapping[str, Any]]) -> float | None:
         values = [exact(entry[name]) for entry in entries]
@@ -344,7 +334,7 @@ def summarize(
         out[f"mean_{term}"] = case_mean(term, compared.values())
     out.update(_passes(compared))
     out["perfect"] = sum(1 for e in scored if e["reward"] == 1.0)
-    for metric in desk.metrics:
+    for metric in desk.scoring.metrics:
         values = [e["metrics"][metric.name] for e in scored]
         out[metric.name] = (
             round(sum(round(v * 100) for v in values) / 100, 2) if metric.money else sum(values)
@@ -387,7 +377,7 @@ def _average(values: Iterable[float]) -> float:
     return sum(items) / len(items)
 
 
-def report_json(results: Mapping[str, ModelResults], desk_name: str = "gate") -> dict[str, Any]:
+def report_json(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> dict[str, Any]:
     shared, left = common_cases(results)
     cases = shared if len(results) > 1 else None
     out: dict[str, Any] = {
@@ -398,15 +388,13 @@ def report_json(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
     return out
 
 
-def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") -> str:
+def report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> str:
     """Markdown tables, one column per model: headline, per family, reward distribution."""
-    from batchgate_gym.app.tables import markdown_table, money
-
-    desk = _desk(desk_name)
+    desk = registry.get(desk_name)
     report = report_json(results, desk_name)
     summaries = report["policies"]
     names = list(summaries)
-    headline = desk.terms if desk.headline_terms is None else desk.headline_terms
+    headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
 
     def cell(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.4f}"
@@ -427,7 +415,7 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = "gate") ->
     rows.append(
         ["perfect rollouts", *(f"{summaries[n]['perfect']} / {summaries[n]['scored']}" for n in names)]
     )
-    for metric in desk.shown_metrics:
+    for metric in desk.scoring.shown_metrics:
         label = (
             (metric.row or metric.name).format(cases=f"{summaries[names[0]]['common_cases']}")
             if names

@@ -62,6 +62,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+
 from .chat import ChatEpisode, ChatSettings
 from .results import read_rows, trim_partial_line
 
@@ -103,7 +106,7 @@ class RunConfig:
     base_url: str
     api_key: str
     out: Path
-    desk: str = "gate"
+    desk: str = DEFAULT_DESK
     split: str | None = None
     cases: str | None = None
     n: int | None = None
@@ -333,11 +336,9 @@ def retry_after(exc: BaseException) -> float | None:
 
 def plan(config: RunConfig) -> tuple[list[Any], list[int], str]:
     """The cases of the source, the indices of those played (in order), and the source's name."""
-    from batchgate_gym.app import desks
-
-    desk = desks.get(config.desk)
+    desk = registry.get(config.desk)
     cases = desk.fixed_cases(config.cases, config.split)
-    source = config.cases or config.split or desk.default_split or ""
+    source = config.cases or config.split or desk.cases.default_split or ""
     return cases, select(cases, config), source
 
 
@@ -365,10 +366,8 @@ def system_prompt_digest(text: str | None) -> str | None:
 
 def run_settings(config: RunConfig) -> dict[str, Any]:
     """Every setting that changes an episode or a request: what a resumed run must share."""
-    from batchgate_gym.app import desks
-
     address = urlsplit(config.base_url)
-    options = {o.name: o.parse(o.default) for o in desks.get(config.desk).options if not o.draws}
+    options = {o.name: o.parse(o.default) for o in registry.get(config.desk).options if not o.draws}
     options.update(config.env_kwargs)
     return {
         "desk": config.desk,
@@ -456,14 +455,13 @@ def write_meta(config: RunConfig, settings: Mapping[str, Any], runs: list[dict[s
     import openai
 
     import batchgate_gym
-    from batchgate_gym.app import desks
 
     meta = {
         "settings": dict(settings),
         "settings_key": settings_key(settings),
         "versions": {
             "batchgate_gym": batchgate_gym.__version__,
-            "desk_env": desks.get(config.desk).env_id,
+            "desk_env": registry.get(config.desk).env_id,
             "openai": openai.__version__,
             "python": platform.python_version(),
         },
@@ -585,7 +583,7 @@ async def run_rollouts(
 def info_metrics(desk: Any, info: Mapping[str, Any]) -> dict[str, Any]:
     """The metrics a desk reads from an episode's final info rather than its score: a row
     keeps them, since re-grading rebuilds the score alone."""
-    return {m.name: m.read(info) for m in desk.metrics if m.source == "info"}
+    return {m.name: m.read(info) for m in desk.scoring.metrics if m.source == "info"}
 
 
 def _count(summary: RunSummary, row: Mapping[str, Any]) -> None:
@@ -622,9 +620,7 @@ async def play_rollout(
     first: _FirstRequest | None = None,
 ) -> dict[str, Any]:
     """One episode of ``cases[index]``, as a result row (scored, or an infra error)."""
-    from batchgate_gym.app import desks
-
-    desk = desks.get(config.desk)
+    desk = registry.get(config.desk)
     env = desk.make_env(cases=cases, **config.env_kwargs)
     started = time.perf_counter()
     tally = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}

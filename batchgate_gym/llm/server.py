@@ -83,6 +83,9 @@ from typing import Any
 
 from aiohttp import web
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+
 from .scripted import ScriptedModel
 
 FAULT_KINDS = ("rate_limit", "server_error", "stall", "bad_json")
@@ -98,7 +101,7 @@ STREAM_PIECE = 16  # characters of content or arguments per streamed chunk
 class ServerSettings:
     """What the server plays and how often it misbehaves (see the module docstring)."""
 
-    desk: str = "gate"
+    desk: str = DEFAULT_DESK
     policy: str = "careful"
     faults: float = 0.0
     model_errors: float = 0.0
@@ -177,10 +180,8 @@ class ScriptedServer:
     """The request handling, without the HTTP: :meth:`answer` maps a request body to a response."""
 
     def __init__(self, settings: ServerSettings) -> None:
-        from batchgate_gym.app import desks
-
         self.settings = settings
-        known = desks.get(settings.desk).known_policies()
+        known = registry.get(settings.desk).policies.known()
         if settings.policy not in known:
             raise ValueError(f"unknown policy {settings.policy!r}; known: {', '.join(known)}")
         self._policy = known[settings.policy]
@@ -253,7 +254,7 @@ class ScriptedServer:
         return kept
 
     def _fresh_policy(self) -> Any:
-        from batchgate_gym.app.evaluate import as_policy
+        from batchgate_gym.kernel.text_policy import as_policy
 
         policy = self._policy
         return as_policy(policy if isinstance(policy, type) else copy.deepcopy(policy))

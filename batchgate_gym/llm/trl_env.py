@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import GenericAlias
 from typing import Any, TypeVar, get_type_hints
 
+from batchgate_gym.desks import registry
 from batchgate_gym.desks.analyst.tools import ANALYST_TOOLS
 from batchgate_gym.desks.gate.tools import GATE_TOOLS
 from batchgate_gym.desks.refund.tools import RECOVERY_TOOLS, REFUND_TOOLS
@@ -87,9 +88,7 @@ class DeskToolEnv:
     tool_specs: Mapping[str, ToolSpec] = {}
 
     def __init__(self, cases: Any = None, **env_kwargs: Any) -> None:
-        from batchgate_gym.app import desks
-
-        self.env = desks.get(self.desk_name).make_env(cases, **env_kwargs)
+        self.env = registry.get(self.desk_name).make_env(cases, **env_kwargs)
         self.observations: list[str] = []  # the reset observation, then one per call
         self._started = False
         self._done = False

@@ -31,15 +31,12 @@ from typing import Any, cast
 import verifiers as vf
 from datasets import Dataset
 
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.registry import DEFAULT_DESK
+
 from .chat import ChatEpisode, ChatSettings
 
 UNFINISHED = "stopped by the harness before the episode ended"
-
-
-def _desk(name: str) -> Any:
-    from batchgate_gym.app import desks
-
-    return desks.get(name)
 
 
 def as_chat_message(message: Any) -> dict[str, Any]:
@@ -82,9 +79,9 @@ class DeskVerifiersEnv(vf.MultiTurnEnv):
     """One desk's fixed split as a verifiers multi-turn environment (see the module docstring)."""
 
     def __init__(
-        self, desk: str = "gate", split: str | None = None, max_turns: int = -1, **env_kwargs: Any
+        self, desk: str = DEFAULT_DESK, split: str | None = None, max_turns: int = -1, **env_kwargs: Any
     ) -> None:
-        self.desk = _desk(desk)
+        self.desk = registry.get(desk)
         self.cases = self.desk.fixed_cases(split=split)
         self.env_kwargs = dict(env_kwargs)
         self.settings = ChatSettings(mode="tools", no_tool_call=self.desk.chat_no_tool_call)
@@ -153,7 +150,7 @@ def desk_reward(state: vf.State) -> float:
     return float(state.get("desk_reward", 0.0))
 
 
-def load_environment(desk: str = "gate", split: str | None = None, **kwargs: Any) -> DeskVerifiersEnv:
+def load_environment(desk: str = DEFAULT_DESK, split: str | None = None, **kwargs: Any) -> DeskVerifiersEnv:
     """The verifiers entry point: ``desk``'s ``split`` (its default split if None); other keywords
     are the desk's environment options (``recovery=True``) or ``max_turns``."""
     return DeskVerifiersEnv(desk=desk, split=split, **kwargs)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.shared import report_json, run_policies
+from batchgate_gym.desks import registry
 
 # The policies each desk is compared on: careful and the naive one (the analyst desk's
 # naive counterpart answers every question, supported or not).
@@ -20,16 +20,18 @@ COMPARED = {
 
 def eval_cases(desk: str, indices: Sequence[int] | None = None) -> list[Any]:
     """The desk's eval cases at ``indices`` (every one if None)."""
-    cases = desks.get(desk).fixed_cases(split="eval")
+    cases = registry.get(desk).fixed_cases(split="eval")
     return cases if indices is None else [cases[i] for i in indices]
 
 
 def report_rows(desk: str, policy: str, indices: Sequence[int] | None = None) -> dict[str, dict[str, Any]]:
     """``batchgate report --json``'s per-case rows of ``policy`` on the eval cases at ``indices``,
     played as the report plays a list of cases: the n-th with seed n."""
-    spec = desks.get(desk)
+    spec = registry.get(desk)
     cases = eval_cases(desk, indices)
-    results = run_policies({policy: spec.reference_policies[policy]}, cases=cases, progress=False, desk=desk)
+    results = run_policies(
+        {policy: spec.policies.reference_policies[policy]}, cases=cases, progress=False, desk=desk
+    )
     return dict(report_json(results, desk)["policies"][policy]["per_case"])
 
 
@@ -47,7 +49,7 @@ def differences(desk: str, rows: dict[str, dict[str, Any]], played: list[dict[st
     found = []
     if [episode["case_id"] for episode in played] != list(rows):
         return ["the episodes are not the rows' cases in order"]
-    terms = ("reward", *desks.get(desk).terms)
+    terms = ("reward", *registry.get(desk).scoring.terms)
     for episode in played:
         case_id, score = episode["case_id"], episode["score"]
         row = rows[case_id]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 
 SESSION_ID_BYTES = 24  # 192 random bits: an episode id no client can guess
 
@@ -132,8 +132,8 @@ class DeskCatalog:
     count: SessionCount = field(default_factory=SessionCount, compare=False)
 
     @cached_property
-    def desk(self) -> desks.Desk:
-        return desks.get(self.desk_name)
+    def desk(self) -> registry.DeskSpec:
+        return registry.get(self.desk_name)
 
     def fixed_cases(self, split: str | None) -> list[Any] | None:
         """The cases a reset plays from: ``split``'s, the server's, or None (procedural)."""
@@ -165,8 +165,8 @@ def _cases_of(desk_name: str, source: str) -> list[Any]:
         key = (desk_name, source)
         if key not in _CASES:
             try:
-                _CASES[key] = desks.get(desk_name).fixed_cases(source)
-            except desks.CaseSourceError as exc:
+                _CASES[key] = registry.get(desk_name).fixed_cases(source)
+            except registry.CaseSourceError as exc:
                 raise SessionRequestError(str(exc)) from None
         return _CASES[key]
 

@@ -45,6 +45,8 @@ from openenv.core.env_server.types import (
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from batchgate_gym.desks import registry
+
 from .episodes import DeskCatalog, ResetRequest, SessionRequestError
 
 CLOSED = "closed by the server: idle past its timeout, or the server stopping"
@@ -160,7 +162,7 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
     def get_metadata(self) -> EnvironmentMetadata:
         desk = self.catalog.desk
         return EnvironmentMetadata(
-            name=f"batchgate-{desk.name}", description=desk.description, version="0.1.0"
+            name=f"batchgate-{desk.name}", description=registry.descriptions()[desk.name], version="0.1.0"
         )
 
     def close(self) -> None:

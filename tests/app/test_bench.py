@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from batchgate_gym.app import bench
 from batchgate_gym.app.cli import main
+from batchgate_gym.bench import gate as bench
 
 TINY = bench.BenchConfig(
     repeats=1,

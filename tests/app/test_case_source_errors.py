@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
 from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.desks import registry
 from batchgate_gym.policies.gate.reference import CarefulPolicy
 
 
@@ -48,7 +48,7 @@ def test_the_command_names_what_is_wrong_and_exits_non_zero(
 
 
 def test_python_callers_get_the_same_reason_as_a_value_error(tmp_path: Path) -> None:
-    with pytest.raises(desks.CaseSourceError, match="has no split 'nope'") as raised:
+    with pytest.raises(registry.CaseSourceError, match="has no split 'nope'") as raised:
         evaluate(CarefulPolicy, split="nope", progress=False)
     assert isinstance(raised.value, ValueError)  # what evaluate raised for it before
     with pytest.raises(ValueError, match="field 'warehouse': missing"):

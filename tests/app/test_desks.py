@@ -9,8 +9,8 @@ from typing import Any
 import gymnasium
 import pytest
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import build_parser, main
+from batchgate_gym.desks import registry
 
 COMMANDS = ("report", "attacks", "play", "bench", "team")
 
@@ -72,27 +72,37 @@ CASES = [
 ]
 
 
-def make_guess_desk() -> desks.Desk:
-    return desks.Desk(
+POLICIES = {"echo": Echo, "blurt": blurt}
+
+
+def split_cases(name: str) -> list[dict[str, str]]:
+    return list(CASES)
+
+
+def make_guess_desk() -> registry.DeskSpec:
+    return registry.DeskSpec(
         name="guess",
-        description="guess the hidden word",
-        make_env=GuessEnv,
-        terms=("right",),
-        weights={"right": 1.0},
-        reference_policies={"echo": Echo, "blurt": blurt},
-        default_policies=("echo", "blurt"),
-        splits=("all",),
-        default_split="all",
-        split_cases=lambda name: list(CASES),
-        metrics=(desks.Metric("wrong_guesses", column="wrong", row="wrong guesses"),),
+        env=f"{__name__}:GuessEnv",
+        scoring=registry.Scoring(
+            weights={"right": 1.0},
+            metrics=(registry.Metric("wrong_guesses", column="wrong", row="wrong guesses"),),
+        ),
+        policies=registry.PolicySet(reference=(f"{__name__}:POLICIES",), defaults=("echo", "blurt")),
+        cases=registry.CaseSupply(
+            splits=("all",), default_split="all", split_cases=f"{__name__}:split_cases"
+        ),
     )
+
+
+def entry(name: str, description: str = "x") -> registry.DeskEntry:
+    return registry.DeskEntry(name, description, make_guess_desk)
 
 
 @pytest.fixture
 def guess_desk():
-    desks.register("guess", "guess the hidden word", make_guess_desk)
-    yield desks.get("guess")
-    desks.unregister("guess")
+    registry.register(entry("guess", "guess the hidden word"))
+    yield registry.get("guess")
+    registry.unregister("guess")
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -104,31 +114,31 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_the_gate_is_registered_and_built_lazily():
-    assert desks.names()[0] == "gate"
-    gate = desks.get("gate")
-    assert gate is desks.get("gate")  # built once
-    assert gate.terms == ("disposition", "report", "evidence", "inspected")
-    assert set(gate.default_policies) <= set(gate.reference_policies)
-    assert gate.team is not None and gate.bench is not None and gate.build_attacks is not None
+    assert registry.names()[0] == "gate"
+    gate = registry.get("gate")
+    assert gate is registry.get("gate")  # built once
+    assert gate.scoring.terms == ("disposition", "report", "evidence", "inspected")
+    assert set(gate.policies.defaults) <= set(gate.policies.reference_policies)
+    assert gate.team is not None and gate.bench is not None and gate.policies.lineup is not None
     with pytest.raises(KeyError, match="unknown desk 'nope'; known: gate"):
-        desks.get("nope")
+        registry.get("nope")
 
 
 def test_a_name_registers_once_and_must_match_its_desk():
-    desks.register("guess", "x", make_guess_desk)
+    registry.register(entry("guess"))
     try:
         with pytest.raises(ValueError, match="already registered"):
-            desks.register("guess", "x", make_guess_desk)
-        desks.register("guess", "x", make_guess_desk, replace=True)
-        desks.register("misnamed", "x", make_guess_desk)
+            registry.register(entry("guess"))
+        registry.register(entry("guess"), replace=True)
+        registry.register(entry("misnamed"))
         with pytest.raises(ValueError, match="calls itself 'guess'"):
-            desks.get("misnamed")
+            registry.get("misnamed")
     finally:
-        desks.unregister("guess")
-        desks.unregister("misnamed")
-    assert "guess" not in desks.names()
+        registry.unregister("guess")
+        registry.unregister("misnamed")
+    assert "guess" not in registry.names()
     with pytest.raises(ValueError, match="desk name"):
-        desks.register("no spaces", "x", make_guess_desk)
+        registry.register(entry("no spaces"))
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -165,7 +175,7 @@ def test_desk_gate_prints_exactly_the_default_output(argv, capsys):
 
 
 def test_a_registered_desk_joins_every_commands_choices(guess_desk):
-    assert desks.names()[0] == "gate" and desks.names()[-1] == "guess" and "refund" in desks.names()
+    assert registry.names()[0] == "gate" and registry.names()[-1] == "guess" and "refund" in registry.names()
     for command in COMMANDS:
         assert build_parser().parse_args([command, "--desk", "guess"]).desk == "guess"
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import build_parser, command_parsers
 from batchgate_gym.app.helptext import plain
+from batchgate_gym.desks import registry
 from batchgate_gym.kernel.extras import install_line
 
 COMMANDS = command_parsers(build_parser())
@@ -17,7 +17,7 @@ MARKUP = re.compile(r"``|:[a-z]+:`")
 
 def test_the_top_level_help_lists_every_desk_and_the_extra_a_desk_needs():
     text = build_parser().format_help()
-    for name, description in desks.descriptions().items():
+    for name, description in registry.descriptions().items():
         assert re.search(rf"^  {name} +{re.escape(description)}", text, re.M), name
     assert install_line("analyst") in text
     assert "(the default)" in text

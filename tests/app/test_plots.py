@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURE_CASES
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult
 from batchgate_gym.app.plots import DAMAGE_BY_POLICY, KIND_COLOURS, REWARD_BY_FAMILY, write_charts
+from batchgate_gym.desks import registry
 
 image = pytest.importorskip("matplotlib.image")
 
@@ -40,7 +40,7 @@ def test_report_plot_charts_any_desks_metrics(tmp_path, capsys):
 
 def test_charts_need_results(tmp_path):
     with pytest.raises(ValueError):
-        write_charts({}, tmp_path, desks.get("gate"))
+        write_charts({}, tmp_path, registry.get("gate"))
 
 
 def _results(names: list[str]) -> dict[str, EvaluationResult]:
@@ -62,8 +62,11 @@ def test_seventeen_policies_are_faceted_and_coloured_by_kind(tmp_path):
     """A panel per family, a bar per policy coloured by its kind (not 17 hues side by side)."""
     from matplotlib.colors import to_rgb
 
-    gate = desks.get("gate")
-    names = [*gate.default_policies, *(name for name in gate.attackers if name not in gate.default_policies)]
+    gate = registry.get("gate")
+    names = [
+        *gate.policies.defaults,
+        *(name for name in gate.policies.attacker_policies if name not in gate.policies.defaults),
+    ]
     assert len(names) >= 16
     paths = write_charts(_results(names), tmp_path, gate)
     for path in paths:

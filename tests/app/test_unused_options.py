@@ -12,14 +12,14 @@ import socket
 
 import pytest
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import build_parser, command_parsers, given_options, main
+from batchgate_gym.desks import registry
 
 PARSER = build_parser()
 COMMANDS = command_parsers(PARSER)
 # Read for every command taking them by the shared code: the desks' environment options
 # (shared.env_kwargs, which the command must call).
-SHARED = {"help", *desks.all_options()}
+SHARED = {"help", *registry.all_options()}
 
 
 def _options(command: str) -> list[argparse.Action]:
@@ -58,7 +58,7 @@ def test_every_option_of_every_command_is_read_by_it(command):
     module = _module(command)
     read = _read_from_args(module)
     for action in _options(command):
-        if action.dest in desks.all_options():
+        if action.dest in registry.all_options():
             assert "env_kwargs(args" in inspect.getsource(module), (command, action.dest)
         elif action.dest not in SHARED:
             assert action.dest in read, f"batchgate {command} never reads {action.option_strings[0]}"

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import batchgate_gym  # noqa: F401  (registers the ids)
-from batchgate_gym.app import desks
 from batchgate_gym.app.evaluate import as_policy
+from batchgate_gym.desks import registry
 from batchgate_gym.registration import ENTRY_POINTS
 
 SEED = 7
@@ -34,8 +34,10 @@ def _careful_actions(env_id: str) -> list[Any]:
         if isinstance(env.action_space, gymnasium.spaces.Discrete):
             act = lambda _observation: int(np.flatnonzero(env.unwrapped.action_masks())[0])  # noqa: E731
         else:
-            desk = next(desks.get(name) for name in desks.names() if desks.get(name).env_id == env_id)
-            policy = as_policy(desk.reference_policies["careful"])
+            desk = next(
+                registry.get(name) for name in registry.names() if registry.get(name).env_id == env_id
+            )
+            policy = as_policy(desk.policies.reference_policies["careful"])
             policy.reset(observation, info)
             act = policy.act
         actions, done = [], False

@@ -9,7 +9,7 @@ import gymnasium
 import pytest
 
 import batchgate_gym  # noqa: F401  (registers the ids)
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.envs.gate import team
 from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.envs.text_env import LOG_HEAD_SHOWN
@@ -35,9 +35,9 @@ def play_recording(env, policy, seed=0):
 
 @pytest.mark.parametrize("name", DESKS)
 def test_render_shows_every_step_and_the_score(name):
-    desk = desks.get(name)
-    env = gymnasium.make(desk.env_id, split=desk.default_split, render_mode="ansi")
-    steps, info = play_recording(env, desk.reference_policies["careful"]())
+    desk = registry.get(name)
+    env = gymnasium.make(desk.env_id, split=desk.cases.default_split, render_mode="ansi")
+    steps, info = play_recording(env, desk.policies.reference_policies["careful"]())
     text = env.render()
     max_turns = env.unwrapped.limits.max_turns
     blocks = text.split("\n\n--- turn ")

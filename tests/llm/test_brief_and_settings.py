@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.app import desks
 from batchgate_gym.app.cli import main
+from batchgate_gym.desks import registry
 from batchgate_gym.llm import ChatEpisode, ChatSettings
 from batchgate_gym.llm.runner import RunConfig, SettingsMismatch, select
 
@@ -21,7 +21,7 @@ DESK_OPTIONS = {"gate": {}, "refund": {"recovery": True}, "analyst": {}}
 
 
 def opened(desk_name: str, mode: str, **env: Any) -> tuple[ChatEpisode, list[str]]:
-    desk = desks.get(desk_name)
+    desk = registry.get(desk_name)
     chat = ChatEpisode(
         desk.make_env(desk.fixed_cases(), **env),
         None,
@@ -120,7 +120,7 @@ def test_a_rerun_with_other_settings_is_refused_naming_them(tmp_path: Path, caps
 
 def test_case_selection_by_id_and_by_a_seeded_sample() -> None:
     base = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "out": Path("x.jsonl")}
-    cases = desks.get("gate").fixed_cases(split="eval")
+    cases = registry.get("gate").fixed_cases(split="eval")
     picked = select(cases, RunConfig(**base, case_ids=(cases[5].case_id, cases[2].case_id)))
     assert picked == [5, 2]
     first = select(cases, RunConfig(**base, sample=6, sample_seed=3))

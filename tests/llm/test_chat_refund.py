@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.desks.refund.tools import tool_schemas
 from batchgate_gym.llm import ChatEpisode, ChatSettings, ScriptedModel
 from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
 
 def test_a_message_without_tool_calls_replies_and_ends_the_refund_episode() -> None:
-    desk = desks.get("refund")
+    desk = registry.get("refund")
     env = desk.make_env("eval")
     chat = ChatEpisode(env, tool_schemas(), ChatSettings(no_tool_call=desk.chat_no_tool_call))
     chat.reset(options={"case_index": 0})
@@ -20,7 +20,7 @@ def test_a_message_without_tool_calls_replies_and_ends_the_refund_episode() -> N
 
 
 def test_careful_through_chat_scores_one_on_every_refund_eval_case() -> None:
-    desk = desks.get("refund")
+    desk = registry.get("refund")
     env = desk.make_env("eval")
     for index in range(32):
         chat = ChatEpisode(env, tool_schemas(), ChatSettings(no_tool_call=desk.chat_no_tool_call))

@@ -186,9 +186,9 @@ def test_an_episode_that_never_ends_pays_zero_and_the_turn_limit_pays_the_score(
 
 
 def test_fixed_cases_by_index_and_rows() -> None:
-    from batchgate_gym.app import desks
+    from batchgate_gym.desks import registry
 
-    cases = desks.get("refund").fixed_cases(split="eval")
+    cases = registry.get("refund").fixed_cases(split="eval")
     env = environment_factory("refund", cases)()
     rows = episode_rows([3], case_indices=True)
     assert rows == [{"prompt": [{"role": "user", "content": ""}], "seed": 3, "case_index": 3}]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from batchgate_gym import evaluate
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 
 from .support import serving
 
@@ -30,8 +30,8 @@ def verifiers_rewards(desk: str, policy: str, **options: Any) -> dict[str, float
 @pytest.mark.parametrize(("desk", "policy"), [("gate", "naive"), ("gate", "careful"), ("refund", "naive")])
 @pytest.mark.slow  # server: verifiers over the whole eval split
 def test_verifiers_evaluate_scores_each_case_as_in_process_play(desk: str, policy: str) -> None:
-    spec = desks.get(desk)
-    direct = evaluate(spec.known_policies()[policy], split="eval", desk=desk, progress=False)
+    spec = registry.get(desk)
+    direct = evaluate(spec.policies.known()[policy], split="eval", desk=desk, progress=False)
     expected = {episode.case_id: episode.reward for episode in direct.episodes}
     got = verifiers_rewards(desk, policy)
     assert got == expected

@@ -38,7 +38,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from batchgate_gym.app import desks
+from batchgate_gym.desks import registry
 from batchgate_gym.llm.results import desk_tools
 from batchgate_gym.serving.clients import play_mcp
 from batchgate_gym.serving.mcp_server import META, RESULT_URI, TASK_URI
@@ -77,7 +77,7 @@ async def over_http(url: str, policy: Any) -> dict[str, Any]:
 def test_each_desk_over_mcp_http_scores_as_report_and_its_logs_replay(
     servers: dict[str, Served], desk: str
 ) -> None:
-    spec = desks.get(desk)
+    spec = registry.get(desk)
     rewards = set()
     for policy in POLICIES[desk]:
         rows = report_rows(desk, policy, CASES[desk])
@@ -86,7 +86,7 @@ def test_each_desk_over_mcp_http_scores_as_report_and_its_logs_replay(
             found = []
             for n, case_id in enumerate(rows):
                 url = mcp_url(servers[desk], seed=n, case_id=case_id)
-                found.append(await over_http(url, spec.reference_policies[policy]))
+                found.append(await over_http(url, spec.policies.reference_policies[policy]))
             return found
 
         played = anyio.run(play_all)
@@ -106,7 +106,7 @@ def test_stdio_plays_one_episode_per_process_on_every_desk() -> None:
             opened = await session.initialize()
             tools = await session.list_tools()
             task = await session.read_resource(TASK_URI)
-            played = await play_mcp(session, desks.get(desk).reference_policies[policy])
+            played = await play_mcp(session, registry.get(desk).policies.reference_policies[policy])
             out[desk] = (opened.instructions, tools, task.contents[0].text, played, case_id)
 
     async def everyone() -> dict[str, Any]:

@@ -32,8 +32,8 @@ from .support import (
 pytest.importorskip("openenv", reason="the openenv extra is not installed (pip install -e '.[openenv]')")
 websockets = pytest.importorskip("websockets")
 
-from batchgate_gym.app import desks  # noqa: E402
 from batchgate_gym.app.evaluate import as_policy  # noqa: E402
+from batchgate_gym.desks import registry  # noqa: E402
 from batchgate_gym.serving.clients import play_openenv  # noqa: E402
 from batchgate_gym.serving.openenv_server import DeskAction, DeskEnvClient  # noqa: E402
 
@@ -58,10 +58,10 @@ def ws_url(served: Served, query: str = "") -> str:
 
 def in_process_head(desk: str, policy: str, reset: dict[str, Any]) -> str:
     """The log head of the same episode played on the desk's Gymnasium environment here."""
-    spec = desks.get(desk)
+    spec = registry.get(desk)
     env = spec.make_env(eval_cases(desk))
     try:
-        player = as_policy(spec.reference_policies[policy])
+        player = as_policy(spec.policies.reference_policies[policy])
         observation, info = env.reset(seed=reset["seed"], options={"case_id": reset["case_id"]})
         player.reset(observation, info)
         done = False
@@ -87,12 +87,12 @@ async def play_cases(served: Served, policy: Any, reset_list: list[dict[str, Any
 def test_each_desk_over_openenv_scores_as_report_and_its_logs_replay(
     servers: dict[str, Served], desk: str
 ) -> None:
-    spec = desks.get(desk)
+    spec = registry.get(desk)
     rewards = set()
     for policy in POLICIES[desk]:
         rows = report_rows(desk, policy, CASES[desk])
         plays = resets(list(rows))
-        played = asyncio.run(play_cases(servers[desk], spec.reference_policies[policy], plays))
+        played = asyncio.run(play_cases(servers[desk], spec.policies.reference_policies[policy], plays))
         rewards |= check_against_report(desk, rows, played)
         assert played[-1]["log_head"] == in_process_head(desk, policy, plays[-1])
     assert len(rewards) > 1  # the policies' scores differ: nothing here is one constant
@@ -109,7 +109,7 @@ def test_reset_gives_the_task_text_and_the_desks_tool_schemas(servers: dict[str,
             return reset, before, step
 
     reset, before, step = asyncio.run(opening())
-    spec = desks.get("refund")
+    spec = registry.get("refund")
     env = spec.make_env(spec.fixed_cases(split="eval"))
     text, _ = env.reset(seed=4, options={"case_index": 4})
     single = env.step(json.dumps([{"name": "lookup_order", "arguments": {"order_id": "nope"}}]))
@@ -125,7 +125,7 @@ def test_reset_gives_the_task_text_and_the_desks_tool_schemas(servers: dict[str,
 
 def test_many_concurrent_sessions_score_as_in_process(servers: dict[str, Served]) -> None:
     rows = report_rows("gate", "careful")
-    careful = desks.get("gate").reference_policies["careful"]
+    careful = registry.get("gate").policies.reference_policies["careful"]
 
     async def everyone() -> list[dict[str, Any]]:
         async def one(index: int) -> dict[str, Any]:

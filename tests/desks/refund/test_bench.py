@@ -12,15 +12,15 @@ import sys
 
 import pytest
 
-from batchgate_gym.app import desks
-from batchgate_gym.app.bench import BenchConfig
+from batchgate_gym.bench import BenchConfig, bench_of
+from batchgate_gym.desks import registry
 
 TINY = BenchConfig(repeats=1, episodes=4, steps=5, resets=5, procedural_resets=2)
 
 
 @pytest.fixture(scope="module")
 def result() -> dict:
-    hooks = desks.get("refund").bench()
+    hooks = bench_of(registry.get("refund"))
     return hooks.run_benchmark(TINY, clock="cpu")
 
 
@@ -50,7 +50,7 @@ def test_careful_reads_more_than_naive_per_episode(result: dict) -> None:
 
 
 def test_the_markdown_table_names_every_measure(result: dict) -> None:
-    table = desks.get("refund").bench().markdown(result)
+    table = bench_of(registry.get("refund")).markdown(result)
     for label in (
         "careful, episodes/s",
         "naive, episodes/s",

@@ -1,10 +1,10 @@
-"""The benchmark's result as the Markdown tables the docs show."""
+"""The gate's benchmark result as the Markdown tables the docs show."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..tables import markdown_table
+from batchgate_gym.tables import markdown_table
 
 
 def _num(value: float | None, digits: int = 0) -> str:

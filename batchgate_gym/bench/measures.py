@@ -1,4 +1,5 @@
-"""The gate's measures: episodes, single steps, resets, memory, vector envs and scaling."""
+"""The gate's measures: episodes, single steps, resets, memory, vector envs and scaling;
+the reset times are every desk's (:func:`reset_times` takes the desk's envs)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from batchgate_gym.app.evaluate import run_episode
 from batchgate_gym.kernel.sqlguard import resident_bytes
 
 from .config import BenchConfig
@@ -22,8 +24,6 @@ def eval_env(**kwargs: Any) -> Any:
 
 def episode_loop(env: Any, policy: Any, count: int, first: int = 0) -> int:
     """Run ``count`` episodes over the env's fixed cases, in order; return calls made."""
-    from ..evaluate import run_episode
-
     n_cases = len(env.source)
     calls = 0
     for index in range(first, first + count):
@@ -219,8 +219,6 @@ def scaling_point(case_dict: dict[str, Any], repeats: int) -> dict[str, float]:
     from batchgate_gym.envs import BatchGateEnv
     from batchgate_gym.kernel.sqlguard import SqlBudget
     from batchgate_gym.policies.gate.reference import CarefulPolicy
-
-    from ..evaluate import run_episode
 
     budget = SqlBudget(  # time the work, do not cut it off: no step, CPU or clock budget binds
         max_steps=10**10,

@@ -1,34 +1,26 @@
-"""``batchgate bench``: how fast the environment is, measured the same way every time.
+"""``batchgate bench`` on the gate: how fast the environment is, measured the same way every time.
 
 Speed is a feature here (users run millions of steps), so it is measured, not
 guessed: episodes per second of the reference policies through the full text
 interface (grading included), steps per second of single tools, reset time for a
 built and for a fresh procedural case, memory per live environment, vector-env
-throughput, and how the cost grows with rows per batch and batches per case.
+throughput, and how the cost grows with rows per batch and batches per case
+(:mod:`.measures`), each against its target (:mod:`.config`); :mod:`.render`
+writes the tables.
 
-Every figure is a median over ``repeats`` runs. The single-process figures run
-pinned to one core (where the platform allows it); vector envs use what they
-need. ``--json`` prints the full result; otherwise a Markdown table. The script
-``benchmarks/speed.py`` runs exactly this code and writes both to files.
-
-The package is split by concern: :mod:`.config` (size and targets),
-:mod:`.harness` (clocks, medians, core pinning), :mod:`.measures` (what is
-timed), :mod:`.render` (the tables); this module runs them in order and holds
-the command line.
+The single-process figures run pinned to one core (where the platform allows it);
+vector envs use what they need. The script ``benchmarks/speed.py`` runs exactly this
+code and writes the result and its tables to files.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from ..shared import desk_of, int_in, unsupported
 from .config import AT_LEAST, TARGETS, BenchConfig
-from .harness import CLOCKS, machine, one_core, use_clock
+from .harness import machine, one_core, use_clock
 from .measures import (
     episodes_per_second,
     memory_in_subprocess,
@@ -39,7 +31,7 @@ from .measures import (
 )
 from .render import markdown
 
-__all__ = ["TARGETS", "BenchConfig", "check_targets", "config_from", "markdown", "run_benchmark"]
+__all__ = ["check_targets", "markdown", "run_benchmark"]
 
 
 def run_benchmark(
@@ -91,34 +83,3 @@ def check_targets(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "met": met,
         }
     return out
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
-    parser.add_argument("--quick", action="store_true", help="tiny run (a smoke test, not a measurement)")
-    parser.add_argument("--repeats", type=int_in(1), default=None, help="runs per figure (median reported)")
-    parser.add_argument(
-        "--clock",
-        choices=sorted(CLOCKS),
-        default="wall",
-        help="wall (default) or cpu: process CPU time, steadier on a busy machine (vector envs: wall)",
-    )
-
-
-def config_from(args: argparse.Namespace) -> BenchConfig:
-    config = BenchConfig.quick() if args.quick else BenchConfig()
-    if args.repeats:
-        config = BenchConfig(**{**asdict(config), "repeats": args.repeats})
-    return config
-
-
-def run(args: argparse.Namespace) -> int:
-    desk = desk_of(args)
-    if desk.bench is None:
-        raise unsupported("bench", desk, "speed benchmark")
-    hooks = desk.bench()  # a module with run_benchmark(config, log, clock) and markdown(result)
-    result = hooks.run_benchmark(
-        config_from(args), log=lambda stage: print(f"[bench] {stage}", file=sys.stderr), clock=args.clock
-    )
-    print(json.dumps(result, indent=1) if args.json else hooks.markdown(result))
-    return 0

@@ -14,9 +14,18 @@ pinned to one core where the platform allows it.
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
+
+from batchgate_gym.app.evaluate import run_episode
+from batchgate_gym.desks.registry import get
+from batchgate_gym.tables import markdown_table
+
+from .config import BenchConfig
+from .harness import machine, median_rate, one_core, seconds, timed_runs, use_clock
 
 LATENCY_QUERY = (
     "SELECT count(*) AS n, sum(i.price) AS revenue FROM order_items i "
@@ -33,77 +42,68 @@ MARKET_LEVELS = (
 
 def groups() -> tuple[str, ...]:
     """The groups measured: the optional stores only where their extra is installed."""
-    import importlib.util
-
     return GROUPS + tuple(g for g in OPTIONAL_GROUPS if importlib.util.find_spec(g) is not None)
 
 
 def bench_cases(group: str) -> list[Any]:
-    from .sources import split_cases
+    from batchgate_gym.desks.analyst.sources import split_cases
 
     cases = split_cases(group) if group in OPTIONAL_GROUPS else split_cases("eval")
     return [case for case in cases if case.store == group and case.level < MARKET_LEVELS]
 
 
-class AnalystBench:
-    @staticmethod
-    def run_benchmark(config: Any, log: Any = lambda _: None, clock: str = "wall") -> dict[str, Any]:
-        from batchgate_gym.app.bench.harness import machine, one_core, use_clock
+def run_benchmark(
+    config: BenchConfig, log: Callable[[str], None] = lambda _: None, clock: str = "wall"
+) -> dict[str, Any]:
+    use_clock(clock)
+    result: dict[str, Any] = {
+        "desk": "analyst",
+        "machine": machine(),
+        "config": {"repeats": config.repeats},
+        "clock": clock,
+        "stores": {},
+    }
+    with one_core() as core:
+        result["machine"]["pinned_core"] = core
+        for group in groups():
+            log(group)
+            result["stores"][group] = _measure(group, config.repeats)
+    return result
 
-        use_clock(clock)
-        result: dict[str, Any] = {
-            "desk": "analyst",
-            "machine": machine(),
-            "config": {"repeats": config.repeats},
-            "clock": clock,
-            "stores": {},
-        }
-        with one_core() as core:
-            result["machine"]["pinned_core"] = core
-            for group in groups():
-                log(group)
-                result["stores"][group] = _measure(group, config.repeats)
-        return result
 
-    @staticmethod
-    def markdown(result: dict[str, Any]) -> str:
-        from batchgate_gym.app.tables import markdown_table
-
-        rows = [
-            (
-                group,
-                str(m["cases"]),
-                f"{m['careful_reward']:.4f}",
-                f"{m['episodes_per_second']:,.1f}",
-                f"{m['open_ms']:,.2f}",
-                f"{m['query_ms']:,.2f}",
-                f"{m['procedural_reset_ms']:,.1f}",
-            )
-            for group, m in result["stores"].items()
-        ]
-        head = [
-            "store",
-            "eval cases",
-            "careful reward",
-            "careful episodes/s",
-            "open store (ms)",
-            "join query (ms)",
-            "fresh procedural reset (ms)",
-        ]
-        return markdown_table(head, rows)
+def markdown(result: dict[str, Any]) -> str:
+    rows = [
+        (
+            group,
+            str(m["cases"]),
+            f"{m['careful_reward']:.4f}",
+            f"{m['episodes_per_second']:,.1f}",
+            f"{m['open_ms']:,.2f}",
+            f"{m['query_ms']:,.2f}",
+            f"{m['procedural_reset_ms']:,.1f}",
+        )
+        for group, m in result["stores"].items()
+    ]
+    head = [
+        "store",
+        "eval cases",
+        "careful reward",
+        "careful episodes/s",
+        "open store (ms)",
+        "join query (ms)",
+        "fresh procedural reset (ms)",
+    ]
+    return markdown_table(head, rows)
 
 
 def _measure(group: str, repeats: int) -> dict[str, Any]:
-    from batchgate_gym.app.bench.harness import median_rate, timed_runs
-    from batchgate_gym.app.evaluate import run_episode
+    from batchgate_gym.desks.analyst.stores import open_store
+    from batchgate_gym.desks.analyst.world import visible_tables
 
-    from .stores import open_store
-    from .world import visible_tables
-
-    desk = _desk()  # the environment and the policy come through the registry: the core names neither
+    desk = get("analyst")  # the environment and the policy come through the registry
     cases = bench_cases(group)
     env = desk.make_env(cases)
-    policy = desk.reference_policies["careful"]()
+    policy = desk.policies.reference_policies["careful"]()
     rewards: list[float] = []
 
     def loop() -> None:
@@ -146,8 +146,6 @@ def _procedural_reset(desk: Any, store: str, resets: int) -> float:
     """The median seconds of a reset to a procedural case asking in ``store`` (the reset option
     ``store``; the level-4 pair is level 4's), each a seed no earlier reset of the process
     built (after one to open the environment), on the bench's clock."""
-    from batchgate_gym.app.bench.harness import seconds
-
     env = desk.make_env(None)
     asks = {"level": 4} if "+" in store else {"store": store}
     seeds = iter(range(FRESH_SEEDS, FRESH_SEEDS + resets + 1))
@@ -155,12 +153,3 @@ def _procedural_reset(desk: Any, store: str, resets: int) -> float:
     took = [seconds(lambda: env.reset(options={**asks, "case_seed": next(seeds)})) for _ in range(resets)]
     env.close()
     return statistics.median(took)
-
-
-def _desk() -> Any:
-    from batchgate_gym.app.desks import get
-
-    return get("analyst")
-
-
-__all__ = ["AnalystBench"]
