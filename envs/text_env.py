@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
-from batchgate_gym.kernel.episode import Desk, EndingText, Episode, EpisodeLimits
+from batchgate_gym.kernel.episode import EndingText, Episode, EpisodeLimits, World
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.kernel.ledger import EpisodeNonces, Ledger
 
@@ -34,8 +34,8 @@ CaseT = TypeVar("CaseT")
 CaseT_co = TypeVar("CaseT_co", covariant=True)
 
 
-class DeskWorld(Desk, Protocol):
-    """A desk the environment can set up again for each case, with a full log to export."""
+class DeskWorld(World, Protocol):
+    """A world the environment can set up again for each case, with a full log to export."""
 
     @property
     def ledger(self) -> Ledger: ...

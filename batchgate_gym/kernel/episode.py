@@ -36,10 +36,10 @@ class EpisodeLog(Protocol):
     def seal(self, reason: str) -> LogEntry: ...
 
 
-class Desk(Protocol):
-    """What the episode needs from a domain.
+class World(Protocol):
+    """What the episode needs from a desk's world.
 
-    A desk whose budgets one action's calls share (the SQL guard's VM steps) also
+    A world whose budgets one action's calls share (the SQL guard's VM steps) also
     has ``begin_action()``; the episode calls it before each action's calls.
     """
 
@@ -132,7 +132,7 @@ class Episode:
 
     __slots__ = ("_help", "calls", "desk", "ending", "limits", "over", "turn")
 
-    def __init__(self, desk: Desk, limits: EpisodeLimits, ending: EndingText = EndingText()) -> None:
+    def __init__(self, desk: World, limits: EpisodeLimits, ending: EndingText = EndingText()) -> None:
         self.desk = desk
         self.limits = limits
         self.ending = ending

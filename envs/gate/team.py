@@ -55,7 +55,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.desks.gate.generator.build import MAX_BATCHES, MIN_BATCHES
 from batchgate_gym.desks.gate.sources import case_source
-from batchgate_gym.desks.gate.team import TeamGame, TeamScore, agent_names, deal_lists
+from batchgate_gym.desks.gate.team import GateTeamGame, TeamScore, agent_names, deal_lists
 from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.plain import check_int
 from batchgate_gym.kernel.sqlguard import SqlBudget
@@ -95,7 +95,7 @@ def _contribution(result: TeamScore, agent: str) -> dict[str, Any]:
     return result.agents[agent].as_dict()
 
 
-def _close_game(game: TeamGame) -> None:
+def _close_game(game: GateTeamGame) -> None:
     game.world.conn.close()
 
 
@@ -106,10 +106,10 @@ def gate_team_adapter(
     overlap: float,
     sql_budget: SqlBudget | None = None,
     log_key: bytes | None = None,
-) -> TeamAdapter[TeamGame]:
+) -> TeamAdapter[GateTeamGame]:
     """The gate's team game as a team desk: its game, deal, final info and wording."""
     return TeamAdapter(
-        game=TeamGame(agents, limits, sql_budget, log_key),
+        game=GateTeamGame(agents, limits, sql_budget, log_key),
         agents=agents,
         source=source,
         case_options=CASE_OPTIONS,
@@ -121,7 +121,7 @@ def gate_team_adapter(
     )
 
 
-class GateTeamSetup(TeamTextEnv[TeamGame]):
+class GateTeamSetup(TeamTextEnv[GateTeamGame]):
     """The gate team's arguments, checked, in both PettingZoo forms."""
 
     def __init__(
@@ -165,13 +165,13 @@ class GateTeamSetup(TeamTextEnv[TeamGame]):
         super().__init__(adapter, render_mode)
 
 
-class GateTeamEnv(GateTeamSetup, TeamAECEnv[TeamGame]):
+class GateTeamEnv(GateTeamSetup, TeamAECEnv[GateTeamGame]):
     """The AEC form: one agent acts at a time, in agent order, skipping agents that are done."""
 
     metadata = {**TEAM_METADATA, "name": "batchgate_team_v0"}
 
 
-class GateTeamParallelEnv(GateTeamSetup, TeamParallelEnv[TeamGame]):
+class GateTeamParallelEnv(GateTeamSetup, TeamParallelEnv[GateTeamGame]):
     """The parallel form: all agents act each step, applied in a seeded random order."""
 
     metadata = {**TEAM_METADATA, "name": "batchgate_team_v0"}

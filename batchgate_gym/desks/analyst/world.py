@@ -146,7 +146,7 @@ class AnalystWorld:
         if self.stores is not None:
             self.stores.close()
 
-    # -- the kernel's Desk protocol --------------------------------------------------------
+    # -- the kernel's World protocol -------------------------------------------------------
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
         return ANALYST_TOOLS

@@ -360,7 +360,7 @@ class GateWorld:
     def case(self) -> Case:
         return self.prepared_case.case
 
-    # -- the kernel's Desk protocol ------------------------------------------------
+    # -- the kernel's World protocol -----------------------------------------------
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
         return GATE_TOOLS

@@ -216,7 +216,7 @@ class RefundWorld:
         """The most the agent may refund on the ticket's order by itself: the case's cap."""
         return self.case.cap_cents
 
-    # -- the kernel's Desk protocol ------------------------------------------------
+    # -- the kernel's World protocol -----------------------------------------------
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
         return desk_tools(self.recovery)

@@ -7,7 +7,7 @@ per-agent attribution, the team grader, and the game both PettingZoo interfaces 
 
 from __future__ import annotations
 
-from .game import TeamGame, deal_lists
+from .game import GateTeamGame, deal_lists
 from .grader import AgentContribution, TeamScore, agent_of, grade_team, replay_team
 from .tools import TEAM_TOOLS
 from .world import AgentDesk, AttributedLedger, TeamWorld, agent_names
@@ -17,7 +17,7 @@ __all__ = [
     "AgentContribution",
     "AgentDesk",
     "AttributedLedger",
-    "TeamGame",
+    "GateTeamGame",
     "TeamScore",
     "TeamWorld",
     "agent_names",

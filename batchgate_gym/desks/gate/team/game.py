@@ -40,7 +40,7 @@ def deal_lists(
     return {agent: tuple(ids[i] for i in rng.permutation(len(ids))) for agent, ids in lists.items()}
 
 
-class TeamGame:
+class GateTeamGame:
     """The shared world and one kernel episode per agent."""
 
     def __init__(
@@ -102,4 +102,4 @@ class TeamGame:
         return agent in self.world.reports
 
 
-__all__ = ["TeamGame", "deal_lists"]
+__all__ = ["GateTeamGame", "deal_lists"]
