@@ -218,6 +218,42 @@ def test_desks_kernel_and_llm_never_import_the_command_line():
     assert upward == []
 
 
+def _envs_and_policies() -> dict[str, Path]:
+    return {
+        **_modules(ROOT / "envs", "batchgate_gym.envs"),
+        **_modules(ROOT / "policies", "batchgate_gym.policies"),
+    }
+
+
+def _desks_reached(module: str, modules: dict[str, Path]) -> set[str]:
+    """The desks ``module`` imports, directly or through the envs and policies it imports."""
+    desks: set[str] = set()
+    seen, todo = {module}, [module]
+    while todo:
+        current = todo.pop()
+        for name, _eager in _imports(current, modules[current]):
+            desk = _desk_of(name)
+            if desk is not None:
+                desks.add(desk)
+            elif name in modules and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return desks
+
+
+def test_no_env_or_policy_of_one_desk_imports_another_desks():
+    """Each env and policy module plays one desk (or none: the shared text env, the policy
+    interface); a package's ``__init__``, which gathers its modules, may name several."""
+    modules = _envs_and_policies()
+    assert _desks_reached("batchgate_gym.envs.gate.text", modules) == {"gate"}
+    mixed = {
+        module: sorted(desks)
+        for module, path in modules.items()
+        if path.name != "__init__.py" and len(desks := _desks_reached(module, modules)) > 1
+    }
+    assert mixed == {}
+
+
 def test_console_script_and_module_entry_point():
     out = subprocess.run(
         [sys.executable, "-m", "batchgate_gym", "--help"], capture_output=True, text=True, check=True
