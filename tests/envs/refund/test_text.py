@@ -16,7 +16,7 @@ from batchgate_gym.desks.refund import ENV_ID
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
-CASES = Path(__file__).resolve().parents[1] / "data" / "dsed_eval_curated.jsonl"
+CASES = Path(__file__).resolve().parents[2] / "data" / "dsed_eval_curated.jsonl"
 CASE_IDS = [json.loads(line)["case_id"] for line in CASES.read_text().splitlines() if line.strip()]
 
 
