@@ -98,7 +98,7 @@ def test_every_scalar_function_with_huge_or_long_arguments_stays_within_the_budg
     }
     bound = budget.max_cpu_seconds + TIME_MARGIN_S
     calls = 0
-    started = time.perf_counter()
+    started = time.process_time()
     for name, narg in functions:
         if name in SKIPPED:
             continue
@@ -109,7 +109,7 @@ def test_every_scalar_function_with_huge_or_long_arguments_stays_within_the_budg
                 calls += 1
                 assert seconds <= bound, f"{query} held the guard {seconds:.2f} s"
     assert calls > 5000
-    assert time.perf_counter() - started < 60  # a few seconds on one core
+    assert time.process_time() - started < 60  # a few seconds of CPU
 
 
 # -- the checked printf computes SQLite's own result ----------------------------------------

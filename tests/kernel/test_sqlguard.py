@@ -68,11 +68,11 @@ def test_writes_ddl_pragmas_and_dangerous_functions_are_refused(world, query):
 
 
 def test_runaway_recursive_cte_is_interrupted_within_budget(world):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: what the step budget bounds, whatever the machine's load
     result = world.run_sql(
         "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
     )
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert "interrupted" in result["error"] and elapsed < 2.5
     assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]  # still responsive
 
@@ -88,7 +88,9 @@ def test_the_wall_clock_is_only_a_safety_net_whose_stop_is_an_infra_failure():
     with pytest.raises(SqlSafetyStop, match="safety limit") as stop:
         world.run_sql(RUNAWAY)
     assert isinstance(stop.value, InfraFailure) and not isinstance(stop.value, SqlRefused)
-    assert time.perf_counter() - started < 1.0
+    # The wall clock is the point here: the net stops a query no budget would (10**12 steps).
+    # Five seconds for a 0.2 s net leaves room for a busy machine and still proves the stop.
+    assert time.perf_counter() - started < 5.0
     assert world.run_sql("SELECT COUNT(*) FROM stg_b_1")["rows"] == [[2]]  # still responsive
 
 
@@ -167,10 +169,10 @@ def test_the_episode_starts_a_new_step_budget_for_each_action():
     env = BatchGateEnv([small_case()], sql_budget=SqlBudget(max_steps=2_000_000, max_action_steps=3_000_000))
     env.reset(seed=0)
     action = "\n".join([f'run_sql("{RUNAWAY}")'] * 32)
-    started = time.perf_counter()
+    started = time.process_time()
     observation = env.step(action)[0]
     assert observation.count("used their 3,000,000 VM steps") == 30
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
     again = env.step('run_sql("SELECT COUNT(*) FROM stg_b_1")')[0]
     assert '"rows":[[2]]' in again.replace(" ", "")
 
@@ -186,12 +188,12 @@ def test_a_self_joined_cte_chain_is_refused_before_it_compiles(world):
     """Sixteen levels, under 900 characters: 65,536 copies once inlined, refused by counting the text."""
     query = chained_ctes(16)
     assert len(query) < 900
-    started = time.perf_counter()
+    started = time.process_time()
     result = world.run_sql(query)
     assert (
         "refused before compiling" in result["error"] and "tokens, over the 20,000 allowed" in result["error"]
     )
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert world.ledger.entries[-1].executed is False
     assert "error" not in world.run_sql(chained_ctes(3))
 

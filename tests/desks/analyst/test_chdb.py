@@ -41,7 +41,7 @@ needs_chdb = pytest.mark.skipif(not HAVE_CHDB, reason=NEEDS_CHDB)
 
 SPEC = DataSpec(5, 300)
 BUDGET = 0.5
-MARGIN = 1.5
+SAFETY_NET_GRACE = 5.0  # seconds of wall clock past the budget a safety stop may take on a busy machine
 LEAK = Path("/tmp/batchgate-analyst-chdb-leak.csv")
 
 WRITES = [
@@ -162,7 +162,9 @@ def test_the_clock_is_a_safety_net_whose_stop_is_an_infrastructure_error(store) 
     start = time.perf_counter()
     with pytest.raises(InfraFailure, match="safety limit"):
         store.run("SELECT count() FROM order_items a, order_items b, order_items c, order_items d")
-    assert time.perf_counter() - start < BUDGET + MARGIN
+    # The wall clock is the point (the net stops what no budget would); the bound leaves a
+    # busy machine room and still proves the stop of a four-way cross join.
+    assert time.perf_counter() - start < BUDGET + SAFETY_NET_GRACE
     with pytest.raises(StoreRefused, match="memory budget"):
         store.run("SELECT length(repeat('x', 1000000000))")
     assert store.run("SELECT count() AS n FROM orders").rows == [[300]]

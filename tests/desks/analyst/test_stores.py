@@ -129,10 +129,10 @@ def test_bounded(store, query: str) -> None:
 
 def test_one_huge_builtin_call_is_refused(store) -> None:
     """A single call is one step no budget can interrupt: it is refused before it runs."""
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a refusal does no work, however busy the machine
     with pytest.raises(StoreRefused):
         store.run("SELECT repeat('x', 1000000000)")  # SQLite: past the value limit; DuckDB: by name
-    assert time.perf_counter() - start < ONE_CALL
+    assert time.process_time() - start < ONE_CALL
 
 
 def test_tables_read_is_what_the_store_records(store) -> None:
