@@ -208,6 +208,50 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     }
 
 
+# Where a cold episode's time goes (evaluate over a case file never read before):
+# bucket -> the functions whose cumulative time it takes. "run SQL (rest)" is the
+# guard's run less its compile-and-list of new statements.
+COLD_BUCKETS: dict[str, list[tuple[str, str]]] = {
+    "read the case file": [("kernel/case_files.py", "read_case_file")],
+    "check each case and make it typed": [("gate/cases.py", "case_from_dict")],
+    "build the case's image (rows, reference mart)": [("gate/world.py", "_build")],
+    "compile new statements (guard EXPLAIN, tables opened)": [("kernel/sqlguard.py", "_compile_and_list")],
+    "policy (reads and writes text)": [("policies/gate/reference.py", "act")],
+    "grading": [("gate/replay.py", "score_live")],
+}
+COLD_SQL_REST = "run SQL (rest)"
+COLD_OTHER = "other (parse, log, observations, turn loop)"
+
+
+def cold_profile(cases: int, cold_ms: float, directory: Path) -> dict[str, float]:
+    """Microseconds per cold careful episode, in :data:`COLD_BUCKETS`: cProfile's shares
+    of one profiled ``evaluate`` over a fresh file, scaled to ``cold_ms`` (the unprofiled
+    median of :func:`user_path`)."""
+    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
+
+    file = str(fresh_case_file(directory, 9 * 10**6, cases))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    evaluate(REFERENCE_POLICIES["careful"](), cases=file, progress=False)
+    profiler.disable()
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values())
+    spent = {bucket: sum(_cumulative(stats, *f) for f in fs) for bucket, fs in COLD_BUCKETS.items()}
+    spent[COLD_SQL_REST] = (
+        _cumulative(stats, "kernel/sqlguard.py", "run")
+        - spent["compile new statements (guard EXPLAIN, tables opened)"]
+    )
+    spent[COLD_OTHER] = total - sum(spent.values())
+    return {bucket: round(share / total * cold_ms * 1e3, 1) for bucket, share in spent.items()}
+
+
+def cold_profile_table(profile: dict[str, float]) -> str:
+    rows = [[bucket, f"{us:,.0f}"] for bucket, us in profile.items()]
+    rows.append(["**whole cold episode**", f"{sum(profile.values()):,.0f}"])
+    return markdown_table(["µs per cold careful episode (shares of one profiled run)", "value"], rows)
+
+
 def _examples_per_second(test: Callable[[], None], examples: int) -> float:
     start = time.perf_counter()
     test()
@@ -256,9 +300,12 @@ def extras(quick: bool, clock: str) -> dict[str, Any]:
     with one_core():
         macro = macro_steps_per_second(steps, repeats, clock)
         path = user_path(cases, file_repeats, clock)
+        with tempfile.TemporaryDirectory() as directory:
+            cold = cold_profile(cases, path["cold_file_ms"], Path(directory))
     return {
         "profile": profiles(quick, clock),
         "user_path": path,
+        "cold_profile": cold,
         "macro_steps_per_second": macro,
         "hypothesis": hypothesis_rates(examples),
         "extra_targets": {
@@ -373,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     tables = [
         markdown(result),
         user_path_table(result["extras"]["user_path"]),
+        cold_profile_table(result["extras"]["cold_profile"]),
         extras_table(result),
         profile_table(result["extras"]["profile"], before),
     ]

@@ -115,3 +115,9 @@ def test_the_user_path_is_measured_cold_and_warm_on_files_of_its_own(tmp_path) -
     assert path["cold_ratio"] == pytest.approx(path["cold_file_ms"] / path["bare_loop_ms"], abs=2e-3)
     table = script.user_path_table(path)
     assert "never read before" in table and "bare loop" in table
+    cold = script.cold_profile(3, path["cold_file_ms"], tmp_path)
+    # Every bucket the script names was seen (a renamed function would leave it at zero),
+    # and the buckets share out the whole cold episode.
+    assert all(us > 0 for us in cold.values()), cold
+    assert sum(cold.values()) == pytest.approx(path["cold_file_ms"] * 1e3, rel=1e-2)
+    assert "whole cold episode" in script.cold_profile_table(cold)
