@@ -150,7 +150,11 @@ def test_envs_and_policies_install_inside_the_package(tmp_path):
         ).stdout
     )
     assert found["envs"] is None and found["policies"] is None
-    assert Path(found["batchgate_gym.envs"]).parent == ROOT / "envs"
+    # Run from another checkout than the one installed, the tests would test that one's code.
+    installed = Path(found["batchgate_gym.envs"]).parent.parent
+    assert installed == ROOT, (
+        f"the installed package is {installed}'s, not this checkout's: pip install -e {ROOT}"
+    )
     assert Path(found["batchgate_gym.policies"]).parent == ROOT / "policies"
 
 
