@@ -178,7 +178,7 @@ DESK = {
             from batchgate_gym.policies.echo.attackers import ATTACKERS
             from batchgate_gym.policies.echo.reference import REFERENCE_POLICIES
 
-            return {name: policy() for name, policy in {**REFERENCE_POLICIES, **ATTACKERS}.items()}
+            return {**REFERENCE_POLICIES, **ATTACKERS}  # plain functions: policies as they are
 
 
         def build():
@@ -249,7 +249,7 @@ DESK = {
             return action(call("say", text=observation.split("\\n")[0].split(": ", 1)[1]))
 
 
-        REFERENCE_POLICIES = {"careful": lambda: careful}
+        REFERENCE_POLICIES = {"careful": careful}
     ''',
     "policies/echo/attackers.py": '''
         from batchgate_gym.kernel.text_policy import action, call
@@ -260,7 +260,7 @@ DESK = {
             return action(call("say", text=observation.split("\\n")[0]))
 
 
-        ATTACKERS = {"say-everything": lambda: say_everything}
+        ATTACKERS = {"say-everything": say_everything}
     ''',
     "tests/desks/echo/__init__.py": "",
     "tests/desks/echo/test_episode.py": """
@@ -364,8 +364,9 @@ def test_the_registry_and_gymnasium_find_it_on_their_own(echo_desk):
         env.close()
 
 
-def test_the_attacks_command_holds_the_attacker_below_the_reference(echo_desk, capsys):
-    assert main(["attacks", "--desk", NAME, "--json", "--no-progress"]) == 0
+@pytest.mark.parametrize("command", [["attacks"], ["report", "--attackers"]], ids=["attacks", "report"])
+def test_the_commands_hold_the_attacker_below_the_reference(echo_desk, capsys, command):
+    assert main([*command, "--desk", NAME, "--json", "--no-progress"]) == 0
     policies = json.loads(capsys.readouterr().out)["policies"]
     assert list(policies) == ["careful", "say-everything"]
     careful, cheat = policies["careful"], policies["say-everything"]
