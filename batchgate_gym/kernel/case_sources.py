@@ -86,14 +86,33 @@ class ProceduralCaseSource:
     """The base of a desk's procedural source: a frozen dataclass whose fields are its knobs.
 
     The fields are the defaults a reset's options may override (:func:`pick_procedural`);
-    ``check_knobs`` (the desk's, a static method) checks them, merged with a reset's
-    options, and returns them normalised; ``check_seed`` checks a ``case_seed``; ``build``
-    makes the case of one seed and set of knobs. The knobs are checked, and kept
-    normalised, when the source is made, so a bad value raises ``ValueError`` at once.
+    ``check_knobs`` (the desk's, given as a class keyword) checks them, merged with a
+    reset's options, and returns them normalised; ``check_seed`` (likewise) checks a
+    ``case_seed``; ``build`` makes the case of one seed and set of knobs. The knobs are
+    checked, and kept normalised, when the source is made, so a bad value raises
+    ``ValueError`` at once::
+
+        @dataclass(frozen=True)
+        class ProceduralCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=check_seed):
+            family: str | None = None
+
+            def build(self, seed: int, **knobs: Any) -> Case: ...
     """
 
     check_knobs: ClassVar[Callable[..., Mapping[str, Any]]]
     check_seed: ClassVar[Callable[[Any, str], int]]
+
+    def __init_subclass__(
+        cls,
+        *,
+        check_knobs: Callable[..., Mapping[str, Any]],
+        check_seed: Callable[[Any, str], int],
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        # static, so that the checks read the same from the class and from an instance
+        cls.check_knobs = staticmethod(check_knobs)
+        cls.check_seed = staticmethod(check_seed)
 
     def __post_init__(self) -> None:
         for key, value in type(self).check_knobs(**self.knobs()).items():
@@ -111,6 +130,14 @@ class ProceduralCaseSource:
 
     def build(self, seed: int, **knobs: Any) -> Any:
         raise NotImplementedError
+
+
+def procedural_case(read: Callable[[Any, str], T], data: Any, seed: int) -> T:
+    """The case a generator's ``data`` for ``seed`` is, read by the desk's ``read(data, origin)``.
+
+    The origin a procedural case's errors name is its seed, the same on every desk.
+    """
+    return read(data, f"<procedural case {seed}>")
 
 
 class FixedCases:
@@ -251,5 +278,6 @@ __all__ = [
     "ProceduralSource",
     "cases_or_split",
     "draw_seed",
+    "procedural_case",
     "resolve_cases",
 ]

@@ -12,9 +12,11 @@ from batchgate_gym.kernel.case_sources import (
     SEED_LIMIT,
     CaseSource,
     FixedCases,
+    ProceduralCaseSource,
     ProceduralSource,
     cases_or_split,
     draw_seed,
+    procedural_case,
     resolve_cases,
 )
 
@@ -68,6 +70,41 @@ def test_a_procedural_source_builds_from_a_seed_drawn_with_the_generator():
     assert first == source.pick(np.random.default_rng(3), {})
     assert 0 <= draw_seed(np.random.default_rng(3)) < SEED_LIMIT
     assert first.case_id == f"{draw_seed(np.random.default_rng(3))}-1"
+
+
+def _check_size(size: Any) -> dict[str, Any]:
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive int, not {size!r}")
+    return {"size": size}
+
+
+def _check_seed(seed: Any, name: str) -> int:
+    if not isinstance(seed, int):
+        raise ValueError(f"{name} must be an int")
+    return seed
+
+
+@dataclass(frozen=True)
+class Sized(ProceduralCaseSource, check_knobs=_check_size, check_seed=_check_seed):
+    size: int = 1
+
+    def build(self, seed: int, **knobs: Any) -> Item:
+        return procedural_case(lambda data, origin: Item(f"{origin} {data}"), knobs["size"], seed)
+
+
+def test_a_desk_procedural_source_takes_its_checks_as_class_keywords():
+    assert Sized.check_knobs is _check_size and Sized.check_seed is _check_seed
+    assert Sized().pick(np.random.default_rng(0), {"case_seed": 5, "size": 2}) == Item(
+        "<procedural case 5> 2"
+    )
+    with pytest.raises(ValueError, match="size must be a positive int, not 0"):
+        Sized(size=0)
+    with pytest.raises(ValueError, match="case_seed must be an int"):
+        Sized().pick(np.random.default_rng(0), {"case_seed": "5"})
+    with pytest.raises(TypeError, match="check_seed"):
+
+        class Unchecked(ProceduralCaseSource, check_knobs=_check_size):  # type: ignore[call-arg]
+            pass
 
 
 def _resolve(cases: Any, **knobs: Any) -> Any:

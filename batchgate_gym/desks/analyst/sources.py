@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from batchgate_gym.kernel.case_sources import DeskCases, ProceduralCaseSource
+from batchgate_gym.kernel.case_sources import DeskCases, ProceduralCaseSource, procedural_case
 
 from . import forking
 from .cases import AnalystCase, case_from_dict, load_cases
@@ -22,7 +22,7 @@ from .generator.splits import SPLITS, split_path
 
 
 @dataclass(frozen=True)
-class ProceduralAnalystCases(ProceduralCaseSource):
+class ProceduralAnalystCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=check_seed):
     """A fresh case per reset. Reset options: ``level`` (1..7; open, it is drawn from 1..6), ``template``, ``store``,
     ``scale`` (orders, 50 to 1,000,000; 1,000 by default; level 7 is TPC-H at scale factor 0.01
     whatever it says) and ``case_seed``."""
@@ -31,9 +31,6 @@ class ProceduralAnalystCases(ProceduralCaseSource):
     template: str | None = None
     store: str | None = None
     scale: int = DEFAULT_SCALE
-
-    check_knobs = staticmethod(check_knobs)
-    check_seed = staticmethod(check_seed)
 
     def build(self, seed: int, **knobs: Any) -> AnalystCase:
         return build_procedural(seed, **knobs)
@@ -44,7 +41,7 @@ def _procedural(
     seed: int, level: int | None, template: str | None, store: str | None, scale: int
 ) -> AnalystCase:
     data = build_case(seed, level=level, template=template, store=store, scale=scale)
-    return case_from_dict(data, f"<procedural case {seed}>")
+    return procedural_case(case_from_dict, data, seed)
 
 
 def build_procedural(seed: int, **knobs: Any) -> AnalystCase:

@@ -13,7 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from batchgate_gym.kernel.case_sources import CaseSource, DeskCases, FixedCases, ProceduralCaseSource
+from batchgate_gym.kernel.case_sources import (
+    CaseSource,
+    DeskCases,
+    FixedCases,
+    ProceduralCaseSource,
+    procedural_case,
+)
 
 from .cases import Case, case_from_dict, load_cases
 from .generator import build_case
@@ -28,7 +34,7 @@ from .generator.splits import SPLITS, split_path
 
 
 @dataclass(frozen=True)
-class ProceduralCases(ProceduralCaseSource):
+class ProceduralCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=check_seed):
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``rows_per_batch``
@@ -46,15 +52,12 @@ class ProceduralCases(ProceduralCaseSource):
     batches: int = DEFAULT_BATCHES
     defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH
 
-    check_knobs = staticmethod(check_knobs)
-    check_seed = staticmethod(check_seed)
-
     def build(self, seed: int, **knobs: Any) -> Case:
         return build_procedural(seed, **knobs)
 
 
 def build_procedural(seed: int, **knobs: Any) -> Case:
-    return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
+    return procedural_case(case_from_dict, build_case(seed, **knobs), seed)
 
 
 CASES = DeskCases(SPLITS, split_path, load_cases, Case, ProceduralCases)

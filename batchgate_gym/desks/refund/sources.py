@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from batchgate_gym.kernel.case_sources import CaseSource, DeskCases, FixedCases, ProceduralCaseSource
+from batchgate_gym.kernel.case_sources import DeskCases, ProceduralCaseSource, procedural_case
 
 from .cases import CAP_CENTS, RefundCase, case_from_dict, load_cases
 from .generator import build_case
@@ -30,7 +30,7 @@ from .generator.splits import SPLITS, split_path
 
 
 @dataclass(frozen=True)
-class ProceduralRefundCases(ProceduralCaseSource):
+class ProceduralRefundCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=check_seed):
     """A fresh case per reset from the generator; knobs are defaults a reset may override.
 
     Reset options: ``family`` and ``variant`` fix what is drawn; ``lines``,
@@ -53,16 +53,13 @@ class ProceduralRefundCases(ProceduralCaseSource):
     cap_cents: int = CAP_CENTS
     tickets: int = 1
 
-    check_knobs = staticmethod(check_knobs)
-    check_seed = staticmethod(check_seed)
-
     def build(self, seed: int, **knobs: Any) -> RefundCase:
         return build_procedural(seed, **knobs)
 
 
 def build_procedural(seed: int, **knobs: Any) -> RefundCase:
     """The procedural case of ``seed`` and ``knobs``, as a checked :class:`RefundCase`."""
-    return case_from_dict(build_case(seed, **knobs), f"<procedural case {seed}>")
+    return procedural_case(case_from_dict, build_case(seed, **knobs), seed)
 
 
 CASES = DeskCases(SPLITS, split_path, load_cases, RefundCase, ProceduralRefundCases)
@@ -73,8 +70,6 @@ case_source = CASES.source  # an environment's ``cases=``: None (procedural), a 
 __all__ = [
     "CASES",
     "SPLITS",
-    "CaseSource",
-    "FixedCases",
     "ProceduralRefundCases",
     "build_procedural",
     "case_source",
