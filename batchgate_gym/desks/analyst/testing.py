@@ -39,7 +39,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
+
+from batchgate_gym.kernel.testing import EpisodeMachine
 
 TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "submit_answer", "decline")
 """The desk's five tools, the last two ending the episode."""
@@ -252,7 +254,7 @@ def incentive_holds(case: Any, ending: str | None, reward: float, correct: float
     return reward >= RIGHT_REWARD if correct == 1.0 else reward < DECLINE_REWARD
 
 
-class AnalystMachine(RuleBasedStateMachine):
+class AnalystMachine(EpisodeMachine):
     """Random, hostile and careful play against ``AnalystDeskEnv`` with its invariants checked.
 
     Each run draws a case (:meth:`case_strategy`: eval's sqlite and duckdb questions by
@@ -274,22 +276,16 @@ class AnalystMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def start(self, data: st.DataObject) -> None:
-        self.case = data.draw(self.case_strategy())
-        self.any_action = actions(self.case)
-        self.env = self.make_env(self.case)
-        self.episodes = 0
-        self._reset()
+        case = data.draw(self.case_strategy())
+        self.begin(case, actions(case))
 
-    def _reset(self) -> None:
-        self.observation, self.info = self.env.reset(seed=self.episodes)
-        self.reward, self.over, self.fresh = 0.0, False, True
+    def reset_env(self) -> None:
+        super().reset_env()
+        self.fresh = True  # no action sent since the reset
 
-    def _step(self, action: str) -> None:
+    def step_env(self, action: str) -> None:
         self.fresh = False
-        self.observation, self.reward, terminated, truncated, self.info = self.env.step(action)
-        self.over = terminated or truncated
-        if self.over:
-            self._check_episode()
+        super().step_env(action)
 
     def _ending(self) -> str | None:
         for entry in self.env.export_log():
@@ -297,7 +293,7 @@ class AnalystMachine(RuleBasedStateMachine):
                 return str(entry["action"])
         return None
 
-    def _check_episode(self) -> None:
+    def check_episode(self, terminated: bool) -> None:
         from .replay import replay
 
         score = self.info["score"]
@@ -307,15 +303,10 @@ class AnalystMachine(RuleBasedStateMachine):
         assert incentive_holds(self.case, self._ending(), score["reward"], score["correct"]), score
 
     @precondition(lambda self: not self.over)
-    @rule(data=st.data())
-    def send_action(self, data: st.DataObject) -> None:
-        self._step(data.draw(self.any_action))
-
-    @precondition(lambda self: not self.over)
     @rule(answer=hostile_answers())
     def submit_hostile_answer(self, answer: str) -> None:
         evidence_text = json.dumps([{"store": self.case.stores[0], "query": "SELECT 1"}])
-        self._step(_call("submit_answer", answer=answer, evidence=evidence_text))
+        self.step_env(_call("submit_answer", answer=answer, evidence=evidence_text))
 
     @precondition(lambda self: self.fresh and not self.over)
     @rule()
@@ -325,24 +316,8 @@ class AnalystMachine(RuleBasedStateMachine):
         careful = CarefulAnalyst()
         careful.reset(self.observation, self.info)
         while not self.over:
-            self._step(careful.act(self.observation))
+            self.step_env(careful.act(self.observation))
         assert self.reward == 1.0, self.info["score"]
-
-    @precondition(lambda self: self.over)
-    @rule()
-    def start_again(self) -> None:
-        self.episodes += 1
-        self._reset()
-
-    @invariant()
-    def reward_is_in_range_and_terminal(self) -> None:
-        if hasattr(self, "env"):
-            assert 0.0 <= self.reward <= 1.0
-            assert self.over or self.reward == 0.0
-
-    def teardown(self) -> None:
-        if hasattr(self, "env"):
-            self.env.close()
 
 
 __all__ = [

@@ -31,9 +31,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from batchgate_gym.kernel.codec import ToolCall
+from batchgate_gym.kernel.testing import EpisodeMachine
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -370,7 +371,7 @@ def _action_strategies(
     return action_strings(batch_ids, tables), valid_actions(batch_ids, tables)
 
 
-class GateMachine(RuleBasedStateMachine):
+class GateMachine(EpisodeMachine):
     """Random play against ``BatchGateEnv`` with its invariants checked at every step.
 
     Each run draws a case, then steps with valid, near-valid and arbitrary actions,
@@ -391,26 +392,13 @@ class GateMachine(RuleBasedStateMachine):
 
     @initialize(case=st.deferred(lambda: cases(rows_per_batch=(1, 8))))
     def start(self, case: Any) -> None:
-        self.case = case
         # Built once per case's names: constructing and validating strategies costs more
         # than stepping, and hypothesis often plays the same case again (it mutates and
         # shrinks the examples it has).
-        self.any_action, self.valid_action = _action_strategies(*map(tuple, case_names(case)))
-        self.env = self.make_env(case)
-        self.episodes = 0
-        self._reset()
+        any_action, self.valid_action = _action_strategies(*map(tuple, case_names(case)))
+        self.begin(case, any_action)
 
-    def _reset(self) -> None:
-        self.observation, self.info = self.env.reset(seed=self.episodes)
-        self.reward, self.over = 0.0, False
-
-    def _step(self, action: str) -> None:
-        self.observation, self.reward, terminated, truncated, self.info = self.env.step(action)
-        self.over = terminated or truncated
-        if self.over:
-            self._check_episode(terminated)
-
-    def _check_episode(self, terminated: bool) -> None:
+    def check_episode(self, terminated: bool) -> None:
         from .replay import replay
 
         score = self.info["score"]
@@ -424,30 +412,13 @@ class GateMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: not self.over)
     @rule(data=st.data())
-    def send_action(self, data: st.DataObject) -> None:
-        self._step(data.draw(self.any_action))
-
-    @precondition(lambda self: not self.over)
-    @rule(data=st.data())
     def send_valid_calls(self, data: st.DataObject) -> None:
-        self._step(data.draw(self.valid_action))
-
-    @precondition(lambda self: self.over)
-    @rule()
-    def start_again(self) -> None:
-        self.episodes += 1
-        self._reset()
+        self.step_env(data.draw(self.valid_action))
 
     @invariant()
     def observation_is_in_space(self) -> None:
         if hasattr(self, "env"):
             assert self.env.observation_space.contains(self.observation)
-            assert 0.0 <= self.reward <= 1.0
-            assert self.over or self.reward == 0.0
-
-    def teardown(self) -> None:
-        if hasattr(self, "env"):
-            self.env.close()
 
 
 __all__ = [
