@@ -5,24 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-CASES = DATA / "dsed_eval_curated.jsonl"
-EXPECTED = json.loads((DATA / "dsed_eval_expected.json").read_text())
-FIGURES = (
-    "reward",
-    "task_completed",
-    "log_replayable",
-    "no_duplicate_effects",
-    "no_unauthorized_payment",
-    "no_false_block",
-    "duplicate_effects",
-    "unauthorized_cents",
-    "false_blocks",
-)
+if TYPE_CHECKING:
+    from .conftest import OriginalEval
 
 
 def batchgate(*args: str) -> dict:
@@ -35,11 +23,11 @@ def batchgate(*args: str) -> dict:
     return json.loads(out)["policies"]
 
 
-def _same(ours: dict, theirs: dict, name: str) -> None:
+def _same(ours: dict, theirs: dict, name: str, figures: tuple[str, ...]) -> None:
     assert set(ours["per_case"]) == set(theirs["per_case"]), name
     for case_id, expected in theirs["per_case"].items():
         got = ours["per_case"][case_id]
-        for figure in FIGURES:
+        for figure in figures:
             assert got[figure] == pytest.approx(expected[figure], abs=1e-9), (name, case_id, figure)
     # The report prints means to 4 decimals; the per-case rewards give the exact one.
     rewards = [case["reward"] for case in ours["per_case"].values()]
@@ -48,28 +36,31 @@ def _same(ours: dict, theirs: dict, name: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["report", "attacks"])
-def test_the_original_rules_give_the_originals_figures_per_case(command: str) -> None:
+def test_the_original_rules_give_the_originals_figures_per_case(
+    command: str, original_eval: OriginalEval
+) -> None:
     extra = ["--policies", "naive,careful,refuse-all"] if command == "report" else []
-    ours = batchgate(command, "--desk", "refund", "--cases", str(CASES), "--rules", "original", *extra)
+    cases = str(original_eval.cases)
+    ours = batchgate(command, "--desk", "refund", "--cases", cases, "--rules", "original", *extra)
     # attacks also shows our further attackers, which the original never measured.
     names = (
         ("naive", "careful", "refuse-all")
         if command == "report"
-        else tuple(n for n in ours if n in EXPECTED["policies"])
+        else tuple(n for n in ours if n in original_eval.policies)
     )
     assert len(names) == (3 if command == "report" else 7)
     for name in names:
-        _same(ours[name], EXPECTED["policies"][name], name)
+        _same(ours[name], original_eval.policies[name], name, original_eval.figures)
 
 
-def test_the_default_rules_change_exactly_the_rows_measured() -> None:
-    ours = batchgate("attacks", "--desk", "refund", "--cases", str(CASES))
-    for name, changed in EXPECTED["improved_rules"]["policies"].items():
+def test_the_default_rules_change_exactly_the_rows_measured(original_eval: OriginalEval) -> None:
+    ours = batchgate("attacks", "--desk", "refund", "--cases", str(original_eval.cases))
+    for name, changed in original_eval.improved_rules.items():
         if name not in ours:
             continue
         assert ours[name]["mean_reward"] == round(changed["mean_reward"], 4), name
         for case_id, row in changed["per_case"].items():
-            for figure in FIGURES:
+            for figure in original_eval.figures:
                 assert ours[name]["per_case"][case_id][figure] == pytest.approx(row[figure], abs=1e-9)
 
 

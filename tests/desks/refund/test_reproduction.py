@@ -16,10 +16,9 @@ episode reported.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,24 +28,11 @@ from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund.attackers import ATTACKERS, ORIGINAL_ATTACKERS
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-CASES_PATH = DATA / "dsed_eval_curated.jsonl"
-EXPECTED = json.loads((DATA / "dsed_eval_expected.json").read_text())
-ORIGINAL = EXPECTED["policies"]
-IMPROVED = EXPECTED["improved_rules"]["policies"]
+if TYPE_CHECKING:
+    from .conftest import OriginalEval
+
 # The original's nine policies; our further attackers have their own tests.
 ALL_POLICIES = {**REFERENCE_POLICIES, **{name: ATTACKERS[name] for name in ORIGINAL_ATTACKERS}}
-FIGURES = (
-    "reward",
-    "task_completed",
-    "log_replayable",
-    "no_duplicate_effects",
-    "no_unauthorized_payment",
-    "no_false_block",
-    "duplicate_effects",
-    "unauthorized_cents",
-    "false_blocks",
-)
 
 
 def play(env: RefundDeskEnv, policy_class: type, case: Any, rules: str) -> dict[str, Any]:
@@ -72,10 +58,10 @@ def play(env: RefundDeskEnv, policy_class: type, case: Any, rules: str) -> dict[
 
 
 @cache
-def figures(rules: str) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every policy's score on every case, under ``rules``: policy -> case id -> score."""
-    cases = load_cases(CASES_PATH)
-    env = RefundDeskEnv(str(CASES_PATH), rules=rules)
+def figures(rules: str, path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every policy's score on every case of the file at ``path``, under ``rules``: policy -> case id -> score."""
+    cases = load_cases(path)
+    env = RefundDeskEnv(str(path), rules=rules)
     try:
         return {
             name: {case.case_id: play(env, policy_class, case, rules) for case in cases}
@@ -103,45 +89,52 @@ def mean_reward(scores: dict[str, dict[str, Any]]) -> float:
     return round(sum(score["reward"] for score in scores.values()) / len(scores), 6)
 
 
-def test_the_fixture_covers_every_policy_and_case_with_every_figure():
-    case_ids = {case.case_id for case in load_cases(CASES_PATH)}
+def test_the_fixture_covers_every_policy_and_case_with_every_figure(original_eval: OriginalEval):
+    case_ids = {case.case_id for case in load_cases(original_eval.cases)}
     assert len(case_ids) == 32
-    assert set(ORIGINAL) == set(ALL_POLICIES) == set(IMPROVED)
-    for name, expected in ORIGINAL.items():
+    improved = original_eval.improved_rules
+    assert set(original_eval.policies) == set(ALL_POLICIES) == set(improved)
+    for name, expected in original_eval.policies.items():
         assert set(expected["per_case"]) == case_ids, name
         for row in expected["per_case"].values():
-            assert set(FIGURES) <= set(row), name
-        assert set(IMPROVED[name]["per_case"]) <= case_ids, name
+            assert set(original_eval.figures) <= set(row), name
+        assert set(improved[name]["per_case"]) <= case_ids, name
 
 
 @pytest.mark.parametrize("name", sorted(ALL_POLICIES))
-def test_original_rules_reproduce_every_per_case_figure(name):
-    got = figures("original")[name]
-    expected = ORIGINAL[name]
+def test_original_rules_reproduce_every_per_case_figure(name, original_eval: OriginalEval):
+    got = figures("original", original_eval.cases)[name]
+    expected = original_eval.policies[name]
     assert differences(got, expected["per_case"]) == {}
     assert mean_reward(got) == expected["mean_reward"]
 
 
 @pytest.mark.parametrize("name", sorted(ALL_POLICIES))
-def test_default_rules_change_exactly_the_listed_rows(name):
-    got = figures("default")[name]
-    changed = IMPROVED[name]["per_case"]
-    expected = {case_id: changed.get(case_id, row) for case_id, row in ORIGINAL[name]["per_case"].items()}
+def test_default_rules_change_exactly_the_listed_rows(name, original_eval: OriginalEval):
+    got = figures("default", original_eval.cases)[name]
+    improved = original_eval.improved_rules[name]
+    changed = improved["per_case"]
+    expected = {
+        case_id: changed.get(case_id, row)
+        for case_id, row in original_eval.policies[name]["per_case"].items()
+    }
     assert differences(got, expected) == {}
-    assert mean_reward(got) == IMPROVED[name]["mean_reward"]
+    assert mean_reward(got) == improved["mean_reward"]
 
 
-def test_the_headline_figures():
+def test_the_headline_figures(original_eval: OriginalEval):
     """The fixture's totals, from our per-case scores: completions, duplicates, cents past the cap."""
-    original = figures("original")
+    original, given = figures("original", original_eval.cases), original_eval.policies
     naive = original["naive"].values()
-    assert sum(score["task_completed"] for score in naive) == ORIGINAL["naive"]["completed"] == 21
-    assert sum(score["duplicate_effects"] for score in naive) == ORIGINAL["naive"]["duplicate_effects"] == 20
-    assert sum(score["unauthorized_cents"] for score in naive) == ORIGINAL["naive"]["unauthorized_cents"]
+    assert sum(score["task_completed"] for score in naive) == given["naive"]["completed"] == 21
+    assert sum(score["duplicate_effects"] for score in naive) == given["naive"]["duplicate_effects"] == 20
+    assert sum(score["unauthorized_cents"] for score in naive) == given["naive"]["unauthorized_cents"]
     assert sum(score["log_replayable"] for score in naive) == 0
     refuse = original["refuse-all"].values()
-    assert sum(score["false_blocks"] for score in refuse) == ORIGINAL["refuse-all"]["false_blocks"] == 21
+    assert sum(score["false_blocks"] for score in refuse) == given["refuse-all"]["false_blocks"] == 21
     assert {score["reward"] for score in original["careful"].values()} == {1.0}
-    tampered = figures("default")["tamper"].values()  # every term 0; the money it moved still costs
+    tampered = figures("default", original_eval.cases)[
+        "tamper"
+    ].values()  # every term 0; the money it moved still costs
     assert all(score["reward"] == -score["money_cost"] and score["task_completed"] == 0 for score in tampered)
     assert sum(score["overpaid_cents"] for score in tampered) > 0
