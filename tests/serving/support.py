@@ -3,6 +3,7 @@ served episode is the report's row with a log that replays."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from batchgate_gym.serving.checking import COMPARED, differences, eval_cases, replayed_score, report_rows
@@ -12,12 +13,22 @@ from batchgate_gym.serving.processes import started as serving
 POLICIES = COMPARED
 
 
-def check_against_report(
-    desk: str, rows: dict[str, dict[str, Any]], played: list[dict[str, Any]]
-) -> set[float]:
-    """Every served episode scored as the report's row, its log replaying to its score; the rewards."""
-    assert differences(desk, rows, played) == []
-    return {episode["reward"] for episode in played}
+Rows = dict[str, dict[str, Any]]  # the report's per-case rows of one policy, by case id
+
+
+def check_policies_against_report(
+    desk: str, cases: Sequence[int] | None, play: Callable[[str, Rows], list[dict[str, Any]]]
+) -> None:
+    """Each policy of ``POLICIES[desk]``, served by ``play(policy, rows)`` on the eval ``cases``
+    (every one if None) the n-th with seed n, plays every episode as the report's row, its log
+    replaying to its score; and the policies' rewards differ (nothing served is one constant)."""
+    rewards: set[float] = set()
+    for policy in POLICIES[desk]:
+        rows = report_rows(desk, policy, cases)
+        played = play(policy, rows)
+        assert differences(desk, rows, played) == []
+        rewards |= {episode["reward"] for episode in played}
+    assert len(rewards) > 1
 
 
 def same_as_report(desk: str, row: dict[str, Any], episode: dict[str, Any]) -> bool:
@@ -27,8 +38,9 @@ def same_as_report(desk: str, row: dict[str, Any], episode: dict[str, Any]) -> b
 
 __all__ = [
     "POLICIES",
+    "Rows",
     "Served",
-    "check_against_report",
+    "check_policies_against_report",
     "eval_cases",
     "replayed_score",
     "report_rows",
