@@ -36,19 +36,14 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, cut
-from batchgate_gym.kernel.episode import Episode, EpisodeLimits, StepOutcome
-from batchgate_gym.kernel.ledger import EpisodeNonces, Ledger
-from batchgate_gym.kernel.team import TeamTurns
+from batchgate_gym.kernel.episode import StepOutcome
+from batchgate_gym.kernel.ledger import EpisodeNonces
+from batchgate_gym.kernel.team import GameWorld, TeamGame
 
 from .text_env import CasePicker, LiveScore, ansi_ending, ansi_step, final_info, text_space
 
 TEAM_METADATA: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
 """What every team environment's ``metadata`` holds; each adds its ``name``."""
-
-
-class LoggedWorld(Protocol):
-    @property
-    def ledger(self) -> Ledger: ...
 
 
 class TeamResult(Protocol):
@@ -58,37 +53,7 @@ class TeamResult(Protocol):
     def score(self) -> LiveScore: ...
 
 
-class MultiAgentGame(Protocol):
-    """A desk's team game: one shared world, one kernel episode per agent."""
-
-    limits: EpisodeLimits
-    turns: TeamTurns | None
-    result: Any  # the desk's graded game (a TeamResult) once every agent is done
-
-    @property
-    def world(self) -> LoggedWorld: ...
-
-    @property
-    def case(self) -> Any: ...
-
-    @property
-    def episodes(self) -> dict[str, Episode]: ...
-
-    @property
-    def over(self) -> bool: ...
-
-    def start(
-        self, case: Any, lists: Mapping[str, Sequence[Any]], nonce: str | None = None
-    ) -> dict[str, str]: ...
-
-    def done(self, agent: str) -> bool: ...
-
-    def act(self, agent: str, action: object) -> StepOutcome: ...
-
-    def reported(self, agent: str) -> bool: ...
-
-
-GameT = TypeVar("GameT", bound=MultiAgentGame)
+GameT = TypeVar("GameT", bound=TeamGame[Any, Any])  # the desk's game; its result a TeamResult
 
 
 def _leave_open(game: Any) -> None:
@@ -204,8 +169,8 @@ class TeamTextEnv(Generic[GameT]):
         contribution = self.adapter.contribution(result, agent)
         info = final_info(case_fields, result.score.as_dict(), ledger, contribution=contribution)
         info["turn"] = self.game.episodes[agent].turn
-        reported = self.game.reported(agent)
-        return info["score"]["reward"], reported, not reported, self._finished(info, reported)
+        finished = self.game.finished_for(agent)
+        return info["score"]["reward"], finished, not finished, self._finished(info, finished)
 
     def _finished(self, info: dict[str, Any], finished: bool) -> dict[str, Any]:
         if self.adapter.finished_key is not None:
@@ -214,7 +179,8 @@ class TeamTextEnv(Generic[GameT]):
 
     def export_log(self) -> list[dict[str, Any]]:
         """The shared hash-chained log as plain dicts."""
-        return self.game.world.ledger.export()
+        world: GameWorld = self.game.world
+        return world.ledger.export()
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
@@ -313,7 +279,6 @@ def order_enforced(raw: AECEnv) -> OrderEnforcingWrapper:
 
 __all__ = [
     "TEAM_METADATA",
-    "MultiAgentGame",
     "TeamAECEnv",
     "TeamAdapter",
     "TeamParallelEnv",

@@ -7,13 +7,15 @@ grader can tell each agent's part from the one log. Each agent's episode sees th
 world through its :class:`Seat`, the kernel's *desk* for that agent; when the
 agent's episode ends it writes an ``agent_done`` entry instead of sealing, and
 :class:`TeamTurns` seals the shared log once, when every agent's episode is over.
+:class:`TeamGame` is the base of a desk's team game: the shared world, the turns and
+the graded result that both PettingZoo forms drive.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from .codec import ToolCall, ToolSpec
 from .episode import EndingText, Episode, EpisodeLimits, StepOutcome
@@ -175,12 +177,97 @@ class TeamTurns:
         return outcome, ended
 
 
+class GameWorld(SharedWorld, Protocol):
+    """A shared world a team game restarts: reset to a case with each agent's list dealt."""
+
+    @property
+    def case(self) -> Any: ...
+
+    def reset(
+        self, case: Any, lists: Mapping[str, Sequence[Any]] | None = ..., nonce: str | None = ...
+    ) -> None: ...
+
+
+WorldT = TypeVar("WorldT", bound=GameWorld)
+ResultT = TypeVar("ResultT")
+
+
+class TeamGame(Generic[WorldT, ResultT]):
+    """One team episode over a shared world, whatever schedules the agents' turns.
+
+    A desk's game gives its world, says how its agents' episodes end (``ending``) and
+    the seal's reason when every agent finished (``all_finished``), writes each agent's
+    first observation (:meth:`opening`) and grades the shared log (:meth:`grade`) once
+    every agent's episode is over (``None``: the game has no score). ``result`` holds
+    that grade, ``turns`` the agents' episodes (none before :meth:`start`).
+    """
+
+    ending: ClassVar[EndingText]
+    all_finished: ClassVar[str]
+
+    def __init__(self, agents: Sequence[str], limits: EpisodeLimits, world: WorldT) -> None:
+        self.agents = tuple(agents)
+        self.limits = limits
+        self.world = world
+        self.turns: TeamTurns | None = None
+        self.result: ResultT | None = None
+
+    def opening(self, agent: str) -> str:
+        """``agent``'s first observation of the game just started."""
+        raise NotImplementedError
+
+    def grade(self, turns: TeamTurns) -> ResultT | None:
+        """The graded game, once every agent's episode is over (its log sealed)."""
+        raise NotImplementedError
+
+    def start(
+        self, case: Any, lists: Mapping[str, Sequence[Any]], nonce: str | None = None
+    ) -> dict[str, str]:
+        """Reset the world (``nonce`` the episode's) and every agent's episode; return each
+        agent's first observation."""
+        self.world.reset(case, lists, nonce)
+        self.turns = TeamTurns(self.world, self.agents, self.limits, self.ending, self.all_finished)
+        self.result = None
+        return {agent: self.opening(agent) for agent in self.agents}
+
+    @property
+    def case(self) -> Any:
+        return self.world.case
+
+    @property
+    def episodes(self) -> dict[str, Episode]:
+        """Each agent's kernel episode (none before :meth:`start`)."""
+        return self.turns.episodes if self.turns is not None else {}
+
+    def done(self, agent: str) -> bool:
+        return self.episodes[agent].over
+
+    @property
+    def over(self) -> bool:
+        return all(episode.over for episode in self.episodes.values())
+
+    def act(self, agent: str, action: object) -> StepOutcome:
+        """Run one turn of ``agent``; once every agent is done, the log is sealed and the game graded."""
+        if self.turns is None:
+            raise RuntimeError("start the game with a case first")
+        outcome, ended = self.turns.step(agent, action)
+        if ended:
+            self.result = self.grade(self.turns)
+        return outcome
+
+    def finished_for(self, agent: str) -> bool:
+        """Whether ``agent`` finished its own work (rather than running out of turns)."""
+        return self.world.finished_for(agent)
+
+
 __all__ = [
     "AGENT_DONE_ACTION",
     "AGENT_KEY",
     "AttributedLedger",
+    "GameWorld",
     "Seat",
     "SeatLedger",
     "SharedWorld",
+    "TeamGame",
     "TeamTurns",
 ]

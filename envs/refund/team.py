@@ -52,7 +52,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.sources import case_source
-from batchgate_gym.desks.refund.team import RefundTeamGame, TeamRefundScore, deal_tickets, worker_names
+from batchgate_gym.desks.refund.team import RefundTeamGame, TeamRefundScore, agent_names, deal_tickets
 from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.plain import check_int
 
@@ -72,7 +72,7 @@ def _deal(rng: np.random.Generator, case: Any, workers: Sequence[str]) -> dict[s
 
 
 def _contribution(result: TeamRefundScore, worker: str) -> dict[str, Any]:
-    return result.workers[worker].as_dict()
+    return result.agents[worker].as_dict()
 
 
 def refund_team_adapter(
@@ -129,7 +129,7 @@ class RefundTeamSetup(TeamTextEnv[RefundTeamGame]):
             max_observation_chars,
         )
         source = case_source(cases, **({"tickets": tickets} if cases is None and tickets > 1 else {}))
-        adapter = refund_team_adapter(worker_names(n_agents), limits, source, log_key, recovery)
+        adapter = refund_team_adapter(agent_names(n_agents), limits, source, log_key, recovery)
         super().__init__(adapter, render_mode)
 
 

@@ -108,7 +108,7 @@ def test_the_shared_log_replays_to_the_live_score_and_edits_are_refused(policy: 
         log = raw.export_log()
         replayed = replay_team(raw.game.case, log, head=info["log_head"])
         assert replayed.score.as_dict() == info["score"]
-        assert replayed.workers["refund_1"].as_dict() == raw.infos["refund_1"]["contribution"]
+        assert replayed.agents["refund_1"].as_dict() == raw.infos["refund_1"]["contribution"]
         cut = rechain(log[:-3])
         with pytest.raises(LogIntegrityError):
             replay_team(raw.game.case, cut, head=info["log_head"])
@@ -201,7 +201,7 @@ def test_any_team_play_replays_exactly_and_any_single_change_is_refused() -> Non
         info, log = raw.infos["refund_0"], raw.export_log()
         replayed = replay_team(raw.game.case, log, head=info["log_head"])
         assert replayed.score.as_dict() == info["score"]
-        assert {w: p.as_dict() for w, p in replayed.workers.items()} == {
+        assert {w: p.as_dict() for w, p in replayed.agents.items()} == {
             w: raw.infos[w]["contribution"] for w in raw.possible_agents
         }
         _, tampered = data.draw(tampered_logs(log))

@@ -10,13 +10,13 @@ is the shared log sealed and the team graded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from batchgate_gym.kernel.episode import Episode, EpisodeLimits, StepOutcome
+from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.kernel.team import TeamTurns
+from batchgate_gym.kernel.team import TeamGame, TeamTurns
 
 from ..cases import Case
 from ..tools import GATE_ENDING
@@ -40,8 +40,11 @@ def deal_lists(
     return {agent: tuple(ids[i] for i in rng.permutation(len(ids))) for agent, ids in lists.items()}
 
 
-class GateTeamGame:
-    """The shared world and one kernel episode per agent."""
+class GateTeamGame(TeamGame[TeamWorld, TeamScore]):
+    """The shared warehouse and one kernel episode per agent."""
+
+    ending = GATE_ENDING
+    all_finished = "every agent reported"
 
     def __init__(
         self,
@@ -50,56 +53,25 @@ class GateTeamGame:
         budget: SqlBudget | None = None,
         log_key: bytes | None = None,
     ) -> None:
-        self.agents = tuple(agents)
-        self.limits = limits
-        self.world = TeamWorld(self.agents, budget, log_key)
-        self.turns: TeamTurns | None = None
-        self.result: TeamScore | None = None
-
-    def start(
-        self, case: Case, lists: Mapping[str, Sequence[str]], nonce: str | None = None
-    ) -> dict[str, str]:
-        """Reset the world (``nonce`` the episode's) and every agent's episode; return each
-        agent's first observation."""
-        self.world.reset(case, lists, nonce)
-        self.turns = TeamTurns(self.world, self.agents, self.limits, GATE_ENDING, "every agent reported")
-        self.result = None
-        n = len(self.agents)
-        return {agent: team_task_text(case, agent, n, self.limits.max_turns) for agent in self.agents}
+        super().__init__(agents, limits, TeamWorld(tuple(agents), budget, log_key))
 
     @property
     def case(self) -> Case:
         return self.world.case
 
-    @property
-    def episodes(self) -> dict[str, Episode]:
-        """Each agent's kernel episode (none before :meth:`start`)."""
-        return self.turns.episodes if self.turns is not None else {}
+    def opening(self, agent: str) -> str:
+        return team_task_text(self.case, agent, len(self.agents), self.limits.max_turns)
 
-    def done(self, agent: str) -> bool:
-        return self.episodes[agent].over
-
-    @property
-    def over(self) -> bool:
-        return all(episode.over for episode in self.episodes.values())
-
-    def act(self, agent: str, action: object) -> StepOutcome:
-        """Run one turn of ``agent``; once every agent is done, the log is sealed and the team graded."""
-        if self.turns is None:
-            raise RuntimeError("start the game with a case first")
-        outcome, ended = self.turns.step(agent, action)
-        if ended and not self.turns.infra_error:  # a game the machine stopped has no score
-            self.result = grade_team(
-                self.case,
-                self.world.ledger.entries,
-                self.agents,
-                self.world.mart_usd(),
-                self.world.prepared_case.reference_mart,
-            )
-        return outcome
-
-    def reported(self, agent: str) -> bool:
-        return agent in self.world.reports
+    def grade(self, turns: TeamTurns) -> TeamScore | None:
+        if turns.infra_error:  # a game the machine stopped has no score
+            return None
+        return grade_team(
+            self.case,
+            self.world.ledger.entries,
+            self.agents,
+            self.world.mart_usd(),
+            self.world.prepared_case.reference_mart,
+        )
 
 
 __all__ = ["GateTeamGame", "deal_lists"]

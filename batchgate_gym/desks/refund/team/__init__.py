@@ -9,7 +9,7 @@ over the shared world, for both PettingZoo interfaces).
 
 from __future__ import annotations
 
-from .deal import deal_tickets, worker_names
+from .deal import agent_names, deal_tickets
 from .game import RefundTeamGame
 from .grader import TeamRefundScore, grade_team
 from .world import RefundTeamWorld
@@ -18,7 +18,7 @@ __all__ = [
     "RefundTeamGame",
     "RefundTeamWorld",
     "TeamRefundScore",
+    "agent_names",
     "deal_tickets",
     "grade_team",
-    "worker_names",
 ]

@@ -16,7 +16,7 @@ import numpy as np
 from ..cases import RefundCase
 
 
-def worker_names(n_agents: int) -> tuple[str, ...]:
+def agent_names(n_agents: int) -> tuple[str, ...]:
     if n_agents < 1:
         raise ValueError("a team needs at least one worker")
     return tuple(f"refund_{i}" for i in range(n_agents))
@@ -57,4 +57,4 @@ def _give_every_worker_a_ticket(lists: dict[str, list[int]], workers: Sequence[s
             lists[worker].append(lists[donor].pop())
 
 
-__all__ = ["deal_tickets", "worker_names"]
+__all__ = ["agent_names", "deal_tickets"]

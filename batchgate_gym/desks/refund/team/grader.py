@@ -44,7 +44,7 @@ class WorkerPart:
 @dataclass(frozen=True)
 class TeamRefundScore:
     score: RefundScore
-    workers: Mapping[str, WorkerPart]
+    agents: Mapping[str, WorkerPart]  # each worker's part, by name
 
 
 def _worker(entry: LogEntry | Mapping[str, Any]) -> Any:

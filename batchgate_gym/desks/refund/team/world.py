@@ -43,12 +43,12 @@ class RefundTeamWorld(RefundWorld):
 
     def __init__(
         self,
-        workers: Sequence[str],
+        agents: Sequence[str],
         rules: str = "default",
         log_key: bytes | None = None,
         recovery: bool = False,
     ) -> None:
-        self.workers = tuple(workers)
+        self.agents = tuple(agents)
         super().__init__(rules=rules, log_key=log_key, recovery=recovery)
         self._handlers[CLAIM_ACTION] = self.claim_order
         self._handlers[WAIT_ACTION] = self.wait
@@ -60,7 +60,7 @@ class RefundTeamWorld(RefundWorld):
     def log_settings(self) -> dict[str, Any]:
         """The desk's settings, the workers and the deal: all a replay needs to rebuild the team."""
         lists = {worker: list(tickets) for worker, tickets in self.lists.items()}
-        return {**super().log_settings(), "workers": list(self.workers), "lists": lists}
+        return {**super().log_settings(), "workers": list(self.agents), "lists": lists}
 
     def reset(  # type: ignore[override]  # the deal comes before the nonce
         self, case: RefundCase, lists: Mapping[str, Sequence[int]] | None = None, nonce: str | None = None
@@ -68,10 +68,10 @@ class RefundTeamWorld(RefundWorld):
         """Reset to ``case`` and give each worker its tickets (indexes into ``case.tickets``;
         without ``lists``, every worker the first ticket)."""
         count = len(case.tickets)
-        if lists is not None and set(lists) != set(self.workers):
-            raise ValueError(f"lists must name exactly the workers {list(self.workers)}")
+        if lists is not None and set(lists) != set(self.agents):
+            raise ValueError(f"lists must name exactly the workers {list(self.agents)}")
         dealt: dict[str, tuple[int, ...]] = {
-            worker: tuple(lists[worker]) if lists is not None else (0,) for worker in self.workers
+            worker: tuple(lists[worker]) if lists is not None else (0,) for worker in self.agents
         }
         for worker, tickets in dealt.items():
             if not tickets or not all(type(i) is int and 0 <= i < count for i in tickets):
@@ -80,7 +80,7 @@ class RefundTeamWorld(RefundWorld):
                 )
         self.lists = dealt  # before the reset: entry 0 records the deal
         super().reset(case, nonce)
-        self.places = dict.fromkeys(self.workers, 0)
+        self.places = dict.fromkeys(self.agents, 0)
         self.claims = {}
         self.acting = None
 
@@ -100,7 +100,7 @@ class RefundTeamWorld(RefundWorld):
 
     @property
     def finished(self) -> bool:
-        return all(self.finished_for(worker) for worker in self.workers)
+        return all(self.finished_for(worker) for worker in self.agents)
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -168,7 +168,7 @@ class RefundTeamWorld(RefundWorld):
         if not isinstance(args, Mapping):
             return
         worker = args.get(AGENT_KEY)
-        if worker not in self.workers:
+        if worker not in self.agents:
             if entry["executed"] is True and action in self._handlers:
                 raise LogIntegrityError(f"entry {entry['seq']}: a call by no worker of this team")
             return
