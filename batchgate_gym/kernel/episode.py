@@ -1,7 +1,7 @@
 """The turn loop shared by every desk: text action in, text observation out.
 
-A *desk* is the domain side: it names its tools, runs a bound call (logging it in
-the ledger), and says when the agent has finished. The episode owns everything
+A desk's *world* is the domain side: it names its tools, runs a bound call (logging
+it in the ledger), and says when the agent has finished. The episode owns everything
 that is the same on every desk: parsing the action, refusing malformed ones as
 logged calls, the per-step call cap, the turn limit, the observation's charset and
 length, and sealing the log when the episode ends.
@@ -128,12 +128,12 @@ class StepOutcome:
 
 
 class Episode:
-    """One episode over one desk. ``step`` never raises on agent input."""
+    """One episode over one desk's world. ``step`` never raises on agent input."""
 
-    __slots__ = ("_help", "calls", "desk", "ending", "limits", "over", "turn")
+    __slots__ = ("_help", "calls", "ending", "limits", "over", "turn", "world")
 
-    def __init__(self, desk: World, limits: EpisodeLimits, ending: EndingText = EndingText()) -> None:
-        self.desk = desk
+    def __init__(self, world: World, limits: EpisodeLimits, ending: EndingText = EndingText()) -> None:
+        self.world = world
         self.limits = limits
         self.ending = ending
         self.turn = 0
@@ -146,11 +146,11 @@ class Episode:
             raise RuntimeError("the episode is over; reset before stepping again")
         self.turn += 1
         header = f"turn {self.turn} of {self.limits.max_turns}"
-        begin_action = getattr(self.desk, "begin_action", None)
-        if begin_action is not None:  # a desk whose budgets are shared by one action's calls
+        begin_action = getattr(self.world, "begin_action", None)
+        if begin_action is not None:  # a world whose budgets are shared by one action's calls
             begin_action()
         try:
-            calls = parse_action(action, self.desk.tools, self.limits.max_calls_per_step)
+            calls = parse_action(action, self.world.tools, self.limits.max_calls_per_step)
         except ActionError as exc:
             self._log_invalid(action, str(exc))
             body = f"error: {exc}\n{self._syntax_help()}"
@@ -162,11 +162,11 @@ class Episode:
             if infra:
                 return self._stopped_by_machine(header, body, ran, infra)
         self.calls += ran
-        terminated = self.desk.finished
+        terminated = self.world.finished
         truncated = not terminated and self.turn >= self.limits.max_turns
         if terminated or truncated:
             self.over = True
-            self.desk.ledger.seal(self.ending.finished if terminated else "turn limit reached")
+            self.world.ledger.seal(self.ending.finished if terminated else "turn limit reached")
             body += "\n" + (self.ending.over if terminated else self.ending.out_of_turns)
         text = escape(f"{header}\n{body}")
         return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
@@ -179,7 +179,7 @@ class Episode:
                 lines.append(self._run(call))
             except InfraFailure as exc:
                 reason = str(exc) or "the machine stopped the call"
-                self.desk.ledger.append(call.name, call.args, False, (INFRA_NOTE + reason)[:500])
+                self.world.ledger.append(call.name, call.args, False, (INFRA_NOTE + reason)[:500])
                 error = {"error": f"infrastructure error (not your action): {reason}"}
                 lines.append(f"> {escape(call.render())}\n{compact_json(error)}")
                 return lines, reason
@@ -189,27 +189,27 @@ class Episode:
         """End the episode on an infrastructure error: sealed as one, truncated, the agent not at fault."""
         self.calls += ran
         self.over = True
-        self.desk.ledger.seal((INFRA_SEAL + reason)[:500])
+        self.world.ledger.seal((INFRA_SEAL + reason)[:500])
         body += "\nThe machine running this episode failed; the episode ends unscored."
         text = escape(f"{header}\n{body}")
         return StepOutcome(cut(text, self.limits.max_observation_chars), False, True, ran, reason)
 
     def _run(self, call: ToolCall) -> str:
-        if self.desk.finished:
+        if self.world.finished:
             # Nothing reaches the world once the agent has finished, not even later
             # calls of the same action; they are logged as refused.
             reason = self.ending.after_end
-            self.desk.ledger.append(call.name, call.args, False, reason)
+            self.world.ledger.append(call.name, call.args, False, reason)
             result: Mapping[str, Any] = {"error": reason}
         else:
-            result = self.desk.call(call)
+            result = self.world.call(call)
         return f"> {escape(call.render())}\n{compact_json(result)}"
 
     def _log_invalid(self, action: object, error: str) -> None:
         text = action if isinstance(action, str) else repr(type(action))
-        self.desk.ledger.append(INVALID_ACTION, {"text": escape(text[:200])}, False, error[:500])
+        self.world.ledger.append(INVALID_ACTION, {"text": escape(text[:200])}, False, error[:500])
 
     def _syntax_help(self) -> str:
         if self._help is None:
-            self._help = syntax_help(self.desk.tools)
+            self._help = syntax_help(self.world.tools)
         return self._help

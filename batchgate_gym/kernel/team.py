@@ -4,7 +4,7 @@ A team game runs one kernel :class:`~.episode.Episode` per agent over a single
 shared world and a single hash-chained log. Every entry an agent's call writes
 names that agent (an ``agent`` field in its args, :class:`AttributedLedger`), so a
 grader can tell each agent's part from the one log. Each agent's episode sees the
-world through its :class:`Seat`, the kernel's *desk* for that agent; when the
+world through its :class:`Seat`, the world of that agent's episode; when the
 agent's episode ends it writes an ``agent_done`` entry instead of sealing, and
 :class:`TeamTurns` seals the shared log once, when every agent's episode is over.
 :class:`TeamGame` is the base of a desk's team game: the shared world, the turns and
@@ -100,7 +100,7 @@ class SeatLedger:
 
 
 class Seat:
-    """One agent's seat at the shared world: the kernel's desk for that agent's episode."""
+    """One agent's seat at the shared world: the world of that agent's episode."""
 
     __slots__ = ("agent", "ledger", "world")
 

@@ -323,7 +323,7 @@ def env_tools(env: Any) -> list[dict[str, Any]]:
     episode = getattr(env.unwrapped, "episode", None)
     if episode is None:
         raise RuntimeError("call reset() before asking for the episode's tools")
-    return [spec.json_schema() for spec in episode.desk.tools.values()]
+    return [spec.json_schema() for spec in episode.world.tools.values()]
 
 
 __all__ = [
