@@ -23,6 +23,11 @@ than hypothesis and the kernel's codec.
   depth, fault rate; each a value or a strategy); :func:`split_cases` samples the
   committed splits, :func:`file_cases` a JSONL file; :func:`cases` mixes sources.
 * :func:`episodes`: a case together with steps over its order.
+* :class:`RefundMachine`: a ``RuleBasedStateMachine`` over ``RefundDeskEnv`` (either
+  rule set) whose invariants are checked after every step and at the end of every
+  episode: the reward in [-1, 1] (a payment's money cost is at most 1) and 0 until
+  the end, every term in [0, 1], the log intact and live == replay; subclass it to
+  add rules (an agent of your own, say) or invariants.
 
 The settings profiles (``ci``, ``long``) are the gate's, registered by
 ``batchgate_gym.testing.register_profiles``; the log strategies
@@ -38,8 +43,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import strategies as st
+from hypothesis.stateful import initialize
 
 from batchgate_gym.kernel.codec import ToolCall
+from batchgate_gym.kernel.testing import EpisodeMachine
 
 TOOL_NAMES = ("lookup_order", "refund_history", "issue_refund", "escalate", "reply")
 """The desk's five tools, ``reply`` last (it ends the episode)."""
@@ -411,10 +418,56 @@ def episodes(
     return draw()
 
 
+# -- the state machine -----------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def _action_strategy(
+    order_ids: tuple[str, ...], skus: tuple[str, ...], amounts: tuple[int, ...]
+) -> st.SearchStrategy[str]:
+    """:func:`action_strings` over one case's names, built once per names (as the gate's machine)."""
+    return action_strings(order_ids, skus, amounts)
+
+
+class RefundMachine(EpisodeMachine):
+    """Random and hostile play against ``RefundDeskEnv`` with its invariants checked at every step.
+
+    Each run draws a case (:func:`cases`: procedural and both splits) and a rule set,
+    then steps with valid, hostile and arbitrary actions, resetting when an episode
+    ends. After every step the reward is in [-1, 1] and 0 unless the episode ended; at
+    the end of an episode every term is in [0, 1], the money cost in [0, 1] (0 under
+    the original rules), the log verifies and its replay equals the live score.
+    Override :meth:`make_env` to change the environment.
+    """
+
+    max_turns = 8
+    min_reward = -1.0  # the money cost of payments the desk was not owed is at most 1
+
+    def make_env(self, case: Any) -> Any:
+        from batchgate_gym.envs.refund.text import RefundDeskEnv
+
+        return RefundDeskEnv([case], rules=self.rules, max_turns=self.max_turns)
+
+    @initialize(case=st.deferred(lambda: cases()), rules=st.sampled_from(("default", "original")))
+    def start(self, case: Any, rules: str) -> None:
+        self.rules = rules
+        self.begin(case, _action_strategy(*map(tuple, case_names(case))))
+
+    def check_episode(self, terminated: bool) -> None:
+        from .grader import TERMS
+        from .replay import replay
+
+        score = self.info["score"]
+        assert all(0.0 <= score[term] <= 1.0 for term in TERMS), score
+        assert 0.0 <= score["money_cost"] <= 1.0 and (self.rules == "default" or score["money_cost"] == 0)
+        assert self.info["log_intact"]
+        replayed = replay(self.case, self.env.export_log(), head=self.info["log_head"])
+        assert replayed.as_dict() == score, "replaying the log must give the live score"
+
+
 __all__ = [
     "CAP_CENTS",
     "SOURCES",
     "TOOL_NAMES",
+    "RefundMachine",
     "action_strings",
     "amounts",
     "any_calls",

@@ -14,12 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from batchgate_gym.desks.refund.cases import load_cases
 from batchgate_gym.desks.refund.replay import replay
-from batchgate_gym.desks.refund.testing import call_sequences, render_action
+from batchgate_gym.desks.refund.testing import RefundMachine, call_sequences, render_action
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ToolCall
 
@@ -69,3 +70,6 @@ def test_the_same_actions_give_the_same_transcript(index: int, steps: Any) -> No
     first, first_info = play("default", index, steps)
     second, second_info = play("default", index, steps)
     assert first.export_log() == second.export_log() and first_info == second_info
+
+
+TestRefundMachine = pytest.mark.slow(RefundMachine.TestCase)  # a hypothesis state machine
