@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, TypeVar
 
 from .plain import FrozenDict
 
@@ -193,28 +193,58 @@ def parse_action(text: object, tools: Mapping[str, ToolSpec], max_calls: int) ->
         body = _FENCE.sub("", body).strip()
     if not body:
         raise ActionError("empty action: no tool call found")
+    if body[0] in "[{":
+        return bind_calls(_read(_json_items, body), tools, max_calls)
+    return _bound(_read(_parse_calls, body), tools, max_calls)
+
+
+def bind_calls(items: list[Any], tools: Mapping[str, ToolSpec], max_calls: int) -> list[ToolCall]:
+    """The tool calls of a JSON action already decoded: ``items`` is the list its text
+    holds (``{"name": ..., "arguments": {...}}`` objects and the other JSON forms).
+
+    It is the second half of :func:`parse_action`, which reads a JSON action's text
+    and hands its list here: ``bind_calls(items, ...)`` gives exactly what
+    ``parse_action(json.dumps(items), ...)`` gives, the same calls or the same
+    :class:`ActionError`, without writing and reading the text (for values JSON gives
+    back as they were: strings, finite numbers, ``True``, ``False``, ``None``, lists
+    and objects of them)."""
+    return _bound(_read(_json_calls, items), tools, max_calls)
+
+
+_Read = TypeVar("_Read")
+_ReadOut = TypeVar("_ReadOut")
+
+
+def _read(reader: Callable[[_Read], _ReadOut], source: _Read) -> _ReadOut:
+    """``reader(source)``, any failure to read it an :class:`ActionError`."""
     try:
-        raw_calls = _parse_json(body) if body[0] in "[{" else _parse_calls(body)
+        return reader(source)
     except ActionError:
         raise
     except (RecursionError, MemoryError):
         raise ActionError("action is nested too deeply to parse") from None
     except ValueError as exc:  # e.g. Python's limit on the digits of an int read from text
         raise ActionError(f"could not parse the action: {exc}") from None
-    if len(raw_calls) > max_calls:
-        raise ActionError(f"{len(raw_calls)} calls in one action; at most {max_calls} are allowed")
-    return [_bind(name, args, kwargs, tools) for name, args, kwargs in raw_calls]
 
 
 RawCall = tuple[str, list[Any], dict[str, Any]]
 
 
-def _parse_json(body: str) -> list[RawCall]:
+def _bound(raw_calls: list[RawCall], tools: Mapping[str, ToolSpec], max_calls: int) -> list[ToolCall]:
+    if len(raw_calls) > max_calls:
+        raise ActionError(f"{len(raw_calls)} calls in one action; at most {max_calls} are allowed")
+    return [_bind(name, args, kwargs, tools) for name, args, kwargs in raw_calls]
+
+
+def _json_items(body: str) -> list[Any]:
     try:
         value = json.loads(body)
     except json.JSONDecodeError as exc:
         raise ActionError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    items = value if isinstance(value, list) else [value]
+    return value if isinstance(value, list) else [value]
+
+
+def _json_calls(items: list[Any]) -> list[RawCall]:
     if not items:
         raise ActionError("empty list: no tool call found")
     return [_json_call(item, position) for position, item in enumerate(items)]
