@@ -24,9 +24,11 @@ import gymnasium as gym
 import numpy as np
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
-from batchgate_gym.kernel.episode import EndingText, Episode, EpisodeLimits, World
+from batchgate_gym.kernel.episode import EndingText, Episode, EpisodeLimits, StepOutcome, World
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.kernel.ledger import EpisodeNonces, Ledger
+from batchgate_gym.kernel.text_policy import ToolCallDict
+from batchgate_gym.kernel.text_policy import action as action_text
 
 from .spaces import AsciiText
 
@@ -60,6 +62,17 @@ class LiveScore(Protocol):
 
 
 PLAIN_ENDING = EndingText()  # the kernel's default wording
+
+
+@dataclass(frozen=True)
+class JsonCalls:
+    """A step taken with :meth:`TextDeskEnv.step_calls`, as the episode keeps it: the
+    calls of the JSON action :meth:`text` writes."""
+
+    calls: list[ToolCallDict]
+
+    def text(self) -> str:
+        return action_text(*self.calls)
 
 
 def _leave_open(world: Any) -> None:
@@ -243,10 +256,27 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         return self.episode
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        outcome, reward, info = self._stepped(action, lambda episode: episode.step(action))
+        return outcome.observation, reward, outcome.terminated, outcome.truncated, info
+
+    def step_calls(self, calls: list[ToolCallDict]) -> tuple[StepOutcome, float, dict[str, Any]]:
+        """A step of the JSON action ``action(*calls)`` without its text: the same step
+        (:meth:`Episode.step_calls`: the same log, reward, termination and ``info``),
+        with each call's result in the outcome's ``results`` instead of an observation
+        to read them from (its ``observation`` is ``""``; with ``render_mode="ansi"``
+        the text is written for the transcript, and is the outcome's)."""
+        text = self.render_mode == "ansi"
+        return self._stepped(JsonCalls(calls), lambda episode: episode.step_calls(calls, text=text))
+
+    def _stepped(
+        self, action: Any, play: Callable[[Episode], StepOutcome]
+    ) -> tuple[StepOutcome, float, dict[str, Any]]:
+        """What every step does around the episode's turn ``play``: keep the action for a
+        pickle, and make the reward, the ``info`` and the transcript."""
         if self.episode is None or self.case is None:  # reset sets both
             raise RuntimeError("call reset() before step()")
         self._actions.append(action)
-        outcome = self.episode.step(action)
+        outcome = play(self.episode)
         info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
         reward = 0.0
         if outcome.terminated or outcome.truncated:
@@ -256,10 +286,11 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         if self.render_mode == "ansi":
             ledger = self.world.ledger
             turns = self.limits.max_turns
-            self._transcript.append(ansi_step(self.episode.turn, turns, action, outcome.observation, ledger))
+            shown = action.text() if isinstance(action, JsonCalls) else action
+            self._transcript.append(ansi_step(self.episode.turn, turns, shown, outcome.observation, ledger))
             if "score" in info:
                 self._transcript.append(ansi_ending(info["score"], ledger))
-        return outcome.observation, reward, outcome.terminated, outcome.truncated, info
+        return outcome, reward, info
 
     def end_unfinished(self, reason: str) -> dict[str, Any]:
         """End the episode now, from outside it, and score it as the turn limit would.
@@ -331,7 +362,10 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
             actions = self._actions
             episode = self._begin(self.case)
             for action in actions:
-                episode.step(action)
+                if isinstance(action, JsonCalls):
+                    episode.step_calls(action.calls)
+                else:
+                    episode.step(action)
             self._actions = actions
 
 
@@ -339,6 +373,7 @@ __all__ = [
     "CasePicker",
     "DeskAdapter",
     "DeskWorld",
+    "JsonCalls",
     "LiveScore",
     "TextDeskEnv",
     "ansi_ending",

@@ -16,11 +16,22 @@ sealed with a reason starting ``infra error:``. The outcome says so
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .codec import ActionError, ToolCall, ToolSpec, compact_json, cut, escape, parse_action, syntax_help
+from .codec import (
+    ActionError,
+    ToolCall,
+    ToolSpec,
+    bind_calls,
+    compact_json,
+    cut,
+    escape,
+    parse_action,
+    syntax_help,
+)
 from .infra import INFRA_NOTE, INFRA_SEAL, InfraFailure
 from .ledger import LogEntry
 from .plain import as_int, short_repr
@@ -118,17 +129,29 @@ class EndingText:
     after_end: str = "not run: the episode already ended"  # calls written after the end
 
 
+Ran = tuple[tuple[ToolCall, Mapping[str, Any]], ...]  # each call run this step, with its result
+
+
 @dataclass(frozen=True, slots=True)
 class StepOutcome:
-    observation: str
+    observation: str  # "" from :meth:`Episode.step_calls` unless it was asked for the text
     terminated: bool
     truncated: bool
     calls: int
     infra_error: str = ""  # why the machine stopped the episode, if it did
+    results: Ran = ()
 
 
 class Episode:
-    """One episode over one desk's world. ``step`` never raises on agent input."""
+    """One episode over one desk's world. ``step`` never raises on agent input.
+
+    Two ways in, one way through: :meth:`step` takes an action's text and parses it;
+    :meth:`step_calls` takes the calls of a JSON action already decoded (a program
+    choosing moves, that has no need to write text for the episode to read back).
+    After the calls are bound both run the same code: the desk's tools, the log, the
+    call cap, the turn limit and the seal; only the observation's text is left out
+    when :meth:`step_calls` is not asked for it.
+    """
 
     __slots__ = ("_help", "calls", "ending", "limits", "over", "turn", "world")
 
@@ -142,68 +165,100 @@ class Episode:
         self._help: str | None = None
 
     def step(self, action: object) -> StepOutcome:
-        if self.over:
-            raise RuntimeError("the episode is over; reset before stepping again")
-        self.turn += 1
-        header = f"turn {self.turn} of {self.limits.max_turns}"
-        begin_action = getattr(self.world, "begin_action", None)
-        if begin_action is not None:  # a world whose budgets are shared by one action's calls
-            begin_action()
+        """One turn of the action ``action``, any object (a malformed one is refused)."""
+        self._begin_turn()
         try:
             calls = parse_action(action, self.world.tools, self.limits.max_calls_per_step)
         except ActionError as exc:
-            self._log_invalid(action, str(exc))
-            body = f"error: {exc}\n{self._syntax_help()}"
-            ran = 0
-        else:
-            lines, infra = self._run_all(calls)
-            body = "\n".join(lines)
-            ran = len(lines)
-            if infra:
-                return self._stopped_by_machine(header, body, ran, infra)
-        self.calls += ran
+            return self._refused(action, exc, text=True)
+        return self._play(calls, text=True)
+
+    def step_calls(self, items: list[Any], text: bool = False) -> StepOutcome:
+        """One turn of the JSON action whose decoded list is ``items``: the same turn,
+        log and outcome as ``step(json.dumps(items))`` (:func:`~.codec.bind_calls`),
+        with each call's result in ``results`` and, unless ``text``, no observation."""
+        self._begin_turn()
+        try:
+            calls = bind_calls(items, self.world.tools, self.limits.max_calls_per_step)
+        except ActionError as exc:
+            return self._refused(json.dumps(items), exc, text)
+        return self._play(calls, text)
+
+    def _begin_turn(self) -> None:
+        if self.over:
+            raise RuntimeError("the episode is over; reset before stepping again")
+        self.turn += 1
+        begin_action = getattr(self.world, "begin_action", None)
+        if begin_action is not None:  # a world whose budgets are shared by one action's calls
+            begin_action()
+
+    def _refused(self, action: object, exc: ActionError, text: bool) -> StepOutcome:
+        """The turn of an action that binds no calls: logged as refused, answered with the syntax."""
+        self._log_invalid(action, str(exc))
+        return self._end_turn(f"error: {exc}\n{self._syntax_help()}" if text else "", (), text)
+
+    def _play(self, calls: list[ToolCall], text: bool) -> StepOutcome:
+        ran, lines, infra = self._run_all(calls, text)
+        body = "\n".join(lines)
+        if infra:
+            return self._stopped_by_machine(body, ran, infra, text)
+        return self._end_turn(body, ran, text)
+
+    def _header(self) -> str:
+        return f"turn {self.turn} of {self.limits.max_turns}"
+
+    def _end_turn(self, body: str, ran: Ran, text: bool) -> StepOutcome:
+        self.calls += len(ran)
         terminated = self.world.finished
         truncated = not terminated and self.turn >= self.limits.max_turns
         if terminated or truncated:
             self.over = True
             self.world.ledger.seal(self.ending.finished if terminated else "turn limit reached")
             body += "\n" + (self.ending.over if terminated else self.ending.out_of_turns)
-        text = escape(f"{header}\n{body}")
-        return StepOutcome(cut(text, self.limits.max_observation_chars), terminated, truncated, ran)
+        return StepOutcome(self._observation(body, text), terminated, truncated, len(ran), results=ran)
 
-    def _run_all(self, calls: list[ToolCall]) -> tuple[list[str], str]:
-        """Each call's line, up to and including one the machine stopped, and why it stopped."""
+    def _observation(self, body: str, text: bool) -> str:
+        if not text:
+            return ""
+        return cut(escape(f"{self._header()}\n{body}"), self.limits.max_observation_chars)
+
+    def _run_all(self, calls: list[ToolCall], text: bool) -> tuple[Ran, list[str], str]:
+        """Each call with its result (and, with ``text``, its lines), up to and including
+        one the machine stopped, and why it stopped."""
+        ran: list[tuple[ToolCall, Mapping[str, Any]]] = []
         lines = []
         for call in calls:
             try:
-                lines.append(self._run(call))
+                result = self._run(call)
             except InfraFailure as exc:
                 reason = str(exc) or "the machine stopped the call"
                 self.world.ledger.append(call.name, call.args, False, (INFRA_NOTE + reason)[:500])
-                error = {"error": f"infrastructure error (not your action): {reason}"}
-                lines.append(f"> {escape(call.render())}\n{compact_json(error)}")
-                return lines, reason
-        return lines, ""
+                result = {"error": f"infrastructure error (not your action): {reason}"}
+                ran.append((call, result))
+                if text:
+                    lines.append(_line(call, result))
+                return tuple(ran), lines, reason
+            ran.append((call, result))
+            if text:  # written now: a later call may change what a result holds
+                lines.append(_line(call, result))
+        return tuple(ran), lines, ""
 
-    def _stopped_by_machine(self, header: str, body: str, ran: int, reason: str) -> StepOutcome:
+    def _stopped_by_machine(self, body: str, ran: Ran, reason: str, text: bool) -> StepOutcome:
         """End the episode on an infrastructure error: sealed as one, truncated, the agent not at fault."""
-        self.calls += ran
+        self.calls += len(ran)
         self.over = True
         self.world.ledger.seal((INFRA_SEAL + reason)[:500])
         body += "\nThe machine running this episode failed; the episode ends unscored."
-        text = escape(f"{header}\n{body}")
-        return StepOutcome(cut(text, self.limits.max_observation_chars), False, True, ran, reason)
+        return StepOutcome(self._observation(body, text), False, True, len(ran), reason, ran)
 
-    def _run(self, call: ToolCall) -> str:
+    def _run(self, call: ToolCall) -> Mapping[str, Any]:
         if self.world.finished:
             # Nothing reaches the world once the agent has finished, not even later
             # calls of the same action; they are logged as refused.
             reason = self.ending.after_end
             self.world.ledger.append(call.name, call.args, False, reason)
-            result: Mapping[str, Any] = {"error": reason}
-        else:
-            result = self.world.call(call)
-        return f"> {escape(call.render())}\n{compact_json(result)}"
+            return {"error": reason}
+        return self.world.call(call)
 
     def _log_invalid(self, action: object, error: str) -> None:
         text = action if isinstance(action, str) else repr(type(action))
@@ -213,3 +268,8 @@ class Episode:
         if self._help is None:
             self._help = syntax_help(self.world.tools)
         return self._help
+
+
+def _line(call: ToolCall, result: Mapping[str, Any]) -> str:
+    """A call and its result as the observation shows them."""
+    return f"> {escape(call.render())}\n{compact_json(result)}"
