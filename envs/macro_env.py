@@ -3,37 +3,44 @@
 A desk's macro environment (its package's ``macro`` module: :mod:`.gate.macro`,
 :mod:`.refund.macro`) offers standard RL libraries a ``Discrete`` move and a ``Box``
 observation over a text environment. The desk supplies a tracker that turns moves
-into text actions and text observations into numbers; this base class owns the
-loop: reset the text environment, send the tracker's opening, then one text action
-per move, passing the text environment's reward, termination and info through
-unchanged and adding the mask.
+into tool calls and their results into numbers; this base class owns the loop:
+reset the text environment, send the tracker's opening, then one move's calls per
+step, passing the text environment's reward, termination and info through
+unchanged and adding the mask. The calls go to the desk's tools directly, or, with
+``via_text``, as the text action a language agent would write: the same episode
+either way, the first without writing and parsing the text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import gymnasium as gym
 import numpy as np
 
+from batchgate_gym.kernel.codec import MAX_ACTION_CHARS
 from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS, EpisodeLimits
 from batchgate_gym.kernel.plain import as_int, short_repr
+from batchgate_gym.kernel.text_policy import ToolCallDict, action
 
 TEXT_OBSERVATION_CHARS = EpisodeLimits().max_observation_chars  # the text environments' default
 
 
 class MacroTracking(Protocol):
-    """A desk's translation between macro moves and text (its ``*Tracker`` class)."""
+    """A desk's translation between macro moves and tool calls (its ``*Tracker`` class)."""
 
-    def opening(self) -> str: ...
+    def opening_calls(self) -> list[ToolCallDict]: ...
+
+    def move_calls(self, index: int) -> list[ToolCallDict]: ...
+
+    def record(self, answered: Sequence[tuple[str, Mapping[str, Any]]], turn: int | None = None) -> None: ...
 
     def absorb(self, observation: str) -> None: ...
 
     def vector(self) -> np.ndarray: ...
 
     def mask(self) -> np.ndarray: ...
-
-    def action_text(self, index: int) -> str: ...
 
 
 def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
@@ -51,17 +58,35 @@ def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
 
 
 class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
-    """The shared loop. A subclass sets ``text_env``, ``layout``, both spaces and
-    ``render_mode`` in its ``__init__`` and makes each episode's tracker in
-    :meth:`new_tracker` from the reset observation (the task text)."""
+    """The shared loop. A subclass sets ``text_env``, ``layout``, both spaces,
+    ``render_mode`` and ``via_text`` in its ``__init__`` and makes each episode's
+    tracker in :meth:`new_tracker` from the reset observation (the task text).
+
+    A move's calls go to the text environment's :meth:`~.text_env.TextDeskEnv.step_calls`,
+    the world's tools called directly, and the tracker reads their results as they
+    are. With ``via_text`` they go as the text action a language agent would write
+    (:meth:`~.text_env.TextDeskEnv.step`), and the tracker reads the text observation:
+    the same episode, the same log, rewards, vectors and ``info``, at the cost of
+    writing and parsing the text both ways. A move with no call (on an empty slot)
+    is always sent as the empty text action, which the text environment refuses.
+    """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     text_env: Any
     tracker: MacroTracking
+    via_text: bool = False
     _mask: np.ndarray | None = None  # the tracker's mask since the last move or reset
 
     def new_tracker(self, task: str) -> MacroTracking:
         raise NotImplementedError
+
+    def check_opening_turn(self) -> None:
+        """The opening action takes the first turn: a turn limit below 2 leaves no move."""
+        max_turns = self.text_env.limits.max_turns
+        if max_turns < 2:
+            raise ValueError(
+                f"max_turns must be at least 2 for macro moves (the opening action takes one), not {max_turns}"
+            )
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -69,26 +94,38 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         task, _info = self.text_env.reset(seed=seed, options=options)
         self.tracker = self.new_tracker(task)
-        opening = self.tracker.opening()
-        text, _reward, _terminated, _truncated, info = self.text_env.step(opening)
-        self.tracker.absorb(text)
-        return self.tracker.vector(), self._info(info, opening)
+        *_ended, info, text_action = self._send(self.tracker.opening_calls())
+        return self.tracker.vector(), self._info(info, text_action)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self.action_space.contains(action):
             # Gymnasium's own rule for a move: an int (or numpy integer) in the space,
             # never a float or string rounded or parsed into one.
             raise ValueError(f"action {short_repr(action)} is not in the action space {self.action_space}")
-        text_action = self.tracker.action_text(int(action))
-        text, reward, terminated, truncated, info = self.text_env.step(text_action)
-        self.tracker.absorb(text)
+        reward, terminated, truncated, info, text_action = self._send(self.tracker.move_calls(int(action)))
         return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)
+
+    def _send(self, calls: list[ToolCallDict]) -> tuple[float, bool, bool, dict[str, Any], str]:
+        """One move's calls to the text environment, their answers to the tracker; the
+        step's reward, termination, truncation, ``info`` and text action."""
+        text_action = text_action_of(calls)
+        # An action too long for the text environment's parser goes as text, to be refused as such.
+        if calls and not self.via_text and len(text_action) <= MAX_ACTION_CHARS:
+            outcome, reward, info = self.text_env.step_calls(calls)
+            self.tracker.record([(call.name, result) for call, result in outcome.results], info["turn"])
+            terminated, truncated = outcome.terminated, outcome.truncated
+        else:
+            text, reward, terminated, truncated, info = self.text_env.step(text_action)
+            self.tracker.absorb(text)
+        return reward, terminated, truncated, info, text_action
 
     def _info(self, info: dict[str, Any], text_action: str) -> dict[str, Any]:
         # The mask is worked out once per move: masked samplers ask for it again
         # (``action_masks``) before the next move, when nothing has changed.
         self._mask = self.tracker.mask()
-        return {**info, "action_mask": self._mask.copy(), "text_action": text_action}
+        info["action_mask"] = self._mask.copy()
+        info["text_action"] = text_action
+        return info
 
     def action_masks(self) -> np.ndarray:
         """The moves allowed now (a new array each call: callers may write to it)."""
@@ -105,4 +142,16 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         super().close()
 
 
-__all__ = ["TEXT_OBSERVATION_CHARS", "MacroTracking", "TextMacroEnv", "check_whole_observations"]
+def text_action_of(calls: list[ToolCallDict]) -> str:
+    """The text action a move's calls make (``""`` for none): what a language agent
+    would send for the move."""
+    return action(*calls) if calls else ""
+
+
+__all__ = [
+    "TEXT_OBSERVATION_CHARS",
+    "MacroTracking",
+    "TextMacroEnv",
+    "check_whole_observations",
+    "text_action_of",
+]

@@ -101,6 +101,14 @@ def check_int(name: str, value: object, low: int, high: int, bound: str | None =
     return number
 
 
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False``; anything else (``1``, ``"yes"``, ``None``)
+    is refused with a ``ValueError`` naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, not {short_repr(value)}")
+    return value
+
+
 def check_seed(seed: object, name: str = "seed") -> int:
     """A case seed: an int (not a bool) in ``[-2**63, 2**63)``."""
     return check_int(name, seed, -SEED_BOUND, SEED_BOUND - 1, "an int in [-2**63, 2**63)")

@@ -10,7 +10,7 @@ read the second, so a scripted policy needs no access to anything but the text.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 
@@ -93,11 +93,17 @@ def result_of(observation: str, name: str) -> dict[str, Any]:
 def results_of(observation: str, *names: str) -> list[dict[str, Any]]:
     """:func:`result_of` for each of ``names``, the observation read once (a contract and
     a listing in one observation are decoded once, not once per name)."""
-    last = dict(results(observation))
+    return last_results(results(observation), *names)
+
+
+def last_results(answered: Sequence[tuple[str, Mapping[str, Any]]], *names: str) -> list[Any]:
+    """The last result of each of ``names`` among ``(tool name, result)`` pairs, as
+    :func:`results` reads them off an observation; ``ValueError`` for a name not there."""
+    last = dict(answered)
     missing = next((name for name in names if name not in last), None)
     if missing is not None:
         raise ValueError(f"no {missing} result in the observation")
     return [last[name] for name in names]
 
 
-__all__ = ["ToolCallDict", "action", "call", "result_of", "results", "results_of"]
+__all__ = ["ToolCallDict", "action", "call", "last_results", "result_of", "results", "results_of"]

@@ -2,10 +2,13 @@
 
 Text actions and text observations suit language agents; PPO, DQN and friends want
 a ``Discrete`` action and a ``Box`` observation. This wrapper gives them both
-without changing the game: every macro action becomes the JSON tool call a text
-agent would send, it goes through the real :class:`BatchGateEnv`, and the reward
-is that environment's (the grader's terminal score). The wrapper adds no reward
-and never sees the truth labels; it knows only what the text observations said.
+without changing the game: every macro action is the tool call a text agent would
+send, played by the real :class:`BatchGateEnv` (its episode, world, log and grader),
+and the reward is that environment's (the grader's terminal score). The call goes
+to the world's tool directly, and its result comes back as the tool returned it;
+``via_text=True`` sends it as the JSON text action and reads the text observation
+instead, the same episode (a test plays both). The wrapper adds no reward and
+never sees the truth labels; it knows only what the tools answered.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.kernel.plain import check_int
+from batchgate_gym.kernel.plain import check_bool, check_int
 
 from ..macro_env import TextMacroEnv, check_whole_observations
 from .macro_codec import SLOT_FEATURES, SLOT_MOVES, GateMacroLayout, GateMacroTracker
@@ -60,10 +63,12 @@ class GateMacroEnv(TextMacroEnv):
     an empty slot sends an empty action, which the text environment refuses), and
     costs a turn.
 
-    **Info** the text environment's info plus ``action_mask``, ``text_action`` (what
-    was sent) and, on reset, ``turn``.
+    **Info** the text environment's info plus ``action_mask``, ``text_action`` (the text
+    action the move stands for, sent as such with ``via_text``) and, on reset, ``turn``.
 
-    **Arguments** ``cases``, ``slots``, ``render_mode`` and every other keyword of
+    **Arguments** ``cases``, ``slots``, ``via_text`` (``False``: calls go to the
+    world's tools; ``True``: as text actions, parsed, their observations read back:
+    the same episodes, slower), ``render_mode`` and every other keyword of
     :class:`~batchgate_gym.envs.gate.text.BatchGateEnv` (scale knobs, limits), with its
     bounds. The wrapper reads every text observation whole, so
     ``max_observation_chars`` may not go below the text environment's default of
@@ -73,9 +78,16 @@ class GateMacroEnv(TextMacroEnv):
     tracker: GateMacroTracker
 
     def __init__(
-        self, cases: Any = None, *, slots: int = 4, render_mode: str | None = None, **text_kwargs: Any
+        self,
+        cases: Any = None,
+        *,
+        slots: int = 4,
+        via_text: bool = False,
+        render_mode: str | None = None,
+        **text_kwargs: Any,
     ):
         slots = check_int("slots", slots, 1, MAX_SLOTS)
+        self.via_text = check_bool("via_text", via_text)
         check_whole_observations(text_kwargs)
         self.text_env = BatchGateEnv(cases, render_mode=render_mode, **text_kwargs)
         if self.text_env.limits.max_turns < 2:
@@ -87,7 +99,7 @@ class GateMacroEnv(TextMacroEnv):
         self.tracker = GateMacroTracker(self.layout)
 
     def new_tracker(self, task: str) -> GateMacroTracker:
-        return GateMacroTracker(self.layout)
+        return GateMacroTracker(self.layout, self.text_env.limits.max_turns)
 
     def describe(self, action: int) -> str:
         """A macro action in words, e.g. ``slot 1: check:amount__out_of_range``."""

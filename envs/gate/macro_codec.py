@@ -1,18 +1,21 @@
-"""Macro actions over batch slots, and the numbers an agent knows, read from text.
+"""Macro actions over batch slots, and the numbers an agent knows, read from the tools' results.
 
 A macro agent does not write tool calls; it picks one of a fixed list of moves
 (profile slot 2, check slot 1 against rule ``amount__out_of_range``, load slot 0,
 quarantine slot 1 citing ``currency``/``wrong_currency``, submit the report). The
 :class:`GateMacroTracker` turns a move into the JSON tool call a text agent would send
-and turns the text observation that comes back into a fixed-size vector and an
-action mask. It reads only observations (the same ``> call`` lines and JSON
-results every text policy reads), so the training wrapper and the text-level
-adapter that runs a trained network share one translation.
+and turns the results that answer it into a fixed-size vector and an action mask.
+It reads only what a text agent reads: the results of its own calls, handed over as
+the tools returned them (:meth:`~GateMacroTracker.record`) or read off the text
+observation's ``> call`` lines and JSON results (:meth:`~GateMacroTracker.absorb`),
+so the training wrapper and the text-level adapter that runs a trained network
+share one translation.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +23,7 @@ import numpy as np
 
 from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
 from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
-from batchgate_gym.kernel.text_policy import action, call, results, results_of
+from batchgate_gym.kernel.text_policy import ToolCallDict, action, call, last_results, results
 
 TABLES = ("orders", "customers")
 # Every rule name of both tables, in a fixed order (names depend on the contract's
@@ -87,7 +90,7 @@ class SlotState:
 
     batch: dict[str, Any]
     checks: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (rows failing, load epoch)
-    profile: dict[str, Any] | None = None
+    profile: Mapping[str, Any] | None = None
     rules: dict[str, Rule] = field(default_factory=dict)  # this table's rules, from the contract read
     loaded: bool = False
     quarantined: bool = False
@@ -109,38 +112,53 @@ class GateMacroTracker:
     Episode protocol: send :meth:`opening` (read the contract, list the batches) as
     the first action; pass every following observation to :meth:`absorb`; then
     :meth:`vector` and :meth:`mask` describe the state and :meth:`action_text`
-    turns the chosen index into the next action.
+    turns the chosen index into the next action. Without text: :meth:`opening_calls`
+    and :meth:`move_calls` give the calls, :meth:`record` takes their results.
+    ``max_turns`` is the turn limit until a text observation's header says it.
     """
 
-    def __init__(self, layout: GateMacroLayout) -> None:
+    def __init__(self, layout: GateMacroLayout, max_turns: int = 1) -> None:
         self.layout = layout
         self.slots: list[SlotState] = []
         self.contract: dict[str, Any] | None = None
         self.load_epoch = 0  # executed loads so far: a check is stale once the warehouse changed
-        self.turn, self.max_turns = 0, 1
+        self.turn, self.max_turns = 0, max_turns  # the text's header says them again each turn
         self.loaded_ids: list[str] = []
         self.quarantined_ids: list[str] = []
         self._sent: list[tuple[str, int, str]] = []
         self._vector = np.zeros(layout.n_features, dtype=np.float32)  # kept, slot by slot
 
-    def opening(self) -> str:
+    def opening_calls(self) -> list[ToolCallDict]:
+        """The first action's calls: read the contract, list the batches."""
         self._sent = [("read_contract", -1, ""), ("list_batches", -1, "")]
-        return action(call("read_contract"), call("list_batches"))
+        return [call("read_contract"), call("list_batches")]
+
+    def opening(self) -> str:
+        """:meth:`opening_calls` as the text action."""
+        return action(*self.opening_calls())
 
     def absorb(self, observation: str) -> None:
-        """Update from the observation that answered the last action."""
+        """Update from the text observation that answered the last action."""
         found = _TURN.match(observation)
         if found:
             self.turn, self.max_turns = int(found.group(1)), int(found.group(2))
+        self.record(results(observation))
+
+    def record(self, answered: Sequence[tuple[str, Mapping[str, Any]]], turn: int | None = None) -> None:
+        """Update from the results that answered the last action's calls: ``(tool name,
+        result)`` in order (what :meth:`absorb` reads off the text), at ``turn``
+        (``None``: as it was)."""
+        if turn is not None:
+            self.turn = turn
         if self._sent and self._sent[0][0] == "read_contract":
-            self._begin(observation)
+            self._begin(answered)
         else:
-            for (tool, slot, rule), (_name, result) in zip(self._sent, results(observation), strict=False):
+            for (tool, slot, rule), (_name, result) in zip(self._sent, answered, strict=False):
                 self._record(tool, slot, rule, result)
         self._sent = []
 
-    def _begin(self, observation: str) -> None:
-        self.contract, listing = results_of(observation, "read_contract", "list_batches")
+    def _begin(self, answered: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        self.contract, listing = last_results(answered, "read_contract", "list_batches")
         listed = listing["batches"]
         if len(listed) > self.layout.slots:
             raise ValueError(f"{len(listed)} batches do not fit in {self.layout.slots} slots")
@@ -150,7 +168,7 @@ class GateMacroTracker:
         ]
         self._vector[:] = 0.0
 
-    def _record(self, tool: str, slot: int, rule: str, result: dict[str, Any]) -> None:
+    def _record(self, tool: str, slot: int, rule: str, result: Mapping[str, Any]) -> None:
         if "error" in result and tool != "run_sql":
             return
         state = self.slots[slot] if 0 <= slot < len(self.slots) else None
@@ -171,19 +189,24 @@ class GateMacroTracker:
             self.quarantined_ids.append(state.batch["batch_id"])
 
     def action_text(self, index: int) -> str:
-        """The text action for macro ``index`` (a move on an empty slot sends no call)."""
+        """The text action for macro ``index``: :meth:`move_calls` as text (``""`` for none)."""
+        calls = self.move_calls(index)
+        return action(*calls) if calls else ""
+
+    def move_calls(self, index: int) -> list[ToolCallDict]:
+        """The calls of macro ``index`` (none for a move on an empty slot)."""
         slot, move = self.layout.decode(index)
         if move == "submit":
             self._sent = [("submit_report", -1, "")]
             loaded, quarantined = sorted(set(self.loaded_ids)), sorted(set(self.quarantined_ids))
-            return action(call("submit_report", loaded=loaded, quarantined=quarantined))
+            return [call("submit_report", loaded=loaded, quarantined=quarantined)]
         if slot >= len(self.slots):
             self._sent = []
-            return ""
+            return []
         state = self.slots[slot]
         kind, _, rule_name = move.partition(":")
         self._sent = [(_TOOL_OF_MOVE[kind], slot, rule_name)]
-        return action(self._call(state, kind, rule_name))
+        return [self._call(state, kind, rule_name)]
 
     def _call(self, state: SlotState, kind: str, rule_name: str) -> dict[str, Any]:
         batch_id = state.batch["batch_id"]
@@ -264,7 +287,9 @@ def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:
     return {r.name: r for r in contract_rules(other, read or contract())}[name]
 
 
-def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, Any] | None) -> list[float]:
+def profile_features(
+    profile: Mapping[str, Any] | None, rows: int, read: Mapping[str, Any] | None
+) -> list[float]:
     """Flags read off a ``profile_batch`` result against the contract read: per column
     any blank and any repeated value, then amounts above the cap or not positive,
     values outside the allowed currency, status and country, dates outside the window."""
@@ -293,7 +318,7 @@ def profile_features(profile: dict[str, Any] | None, rows: int, read: dict[str, 
     return out
 
 
-def _outside(stats: dict[str, Any] | None, allowed: list[str]) -> float:
+def _outside(stats: Mapping[str, Any] | None, allowed: list[str]) -> float:
     """1 if one of the profile's top values is not allowed (one odd row is enough)."""
     if not stats:
         return 0.0

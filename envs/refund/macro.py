@@ -2,10 +2,13 @@
 
 The refund desk speaks text. PPO and its kind want a ``Discrete`` action and a
 ``Box`` observation. This wrapper gives them both without changing the desk: every
-move becomes the JSON tool call a text agent would send, it goes through the real
-:class:`~.text.RefundDeskEnv`, and the reward is that environment's (the
-grader's terminal score). The wrapper adds no reward and never sees the case: it
-knows only what the text observations said.
+move is the tool call a text agent would send, played by the real
+:class:`~.text.RefundDeskEnv` (its episode, desk, log and grader), and the reward is
+that environment's (the grader's terminal score). The call goes to the desk's tool
+directly, and its result comes back as the tool returned it; ``via_text=True`` sends
+it as the JSON text action and reads the text observation instead, the same episode
+(a test plays both). The wrapper adds no reward and never sees the case: it knows
+only the task text and what the tools answered.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from batchgate_gym.kernel.episode import MAX_TURNS
-from batchgate_gym.kernel.plain import check_int
+from batchgate_gym.kernel.plain import check_bool, check_int
 
 from ..macro_env import TextMacroEnv, check_whole_observations
 from .macro_codec import DESK_MOVES, LINE_MOVES, RefundMacroLayout, RefundMacroTracker
@@ -67,10 +70,12 @@ class RefundMacroEnv(TextMacroEnv):
     A masked move is still legal: it is sent as is (a move on an empty line slot
     sends an empty action, which the text environment refuses) and costs a turn.
 
-    **Info** the text environment's info plus ``action_mask``, ``text_action`` (what
-    was sent) and, on reset, ``turn``.
+    **Info** the text environment's info plus ``action_mask``, ``text_action`` (the text
+    action the move stands for, sent as such with ``via_text``) and, on reset, ``turn``.
 
-    **Arguments** ``cases``, ``lines``, ``render_mode`` and every other keyword of
+    **Arguments** ``cases``, ``lines``, ``via_text`` (``False``: calls go to the desk's
+    tools; ``True``: as text actions, parsed, their observations read back: the same
+    episodes, slower), ``render_mode`` and every other keyword of
     :class:`~batchgate_gym.envs.refund.text.RefundDeskEnv` (``rules``, ``hints``, ``recovery``,
     limits, ``log_key``), with its bounds. The wrapper reads every text observation whole,
     so ``max_observation_chars`` may not go below 65,536, and ``max_turns`` must be
@@ -81,9 +86,16 @@ class RefundMacroEnv(TextMacroEnv):
     tracker: RefundMacroTracker
 
     def __init__(
-        self, cases: Any = None, *, lines: int = 4, render_mode: str | None = None, **text_kwargs: Any
+        self,
+        cases: Any = None,
+        *,
+        lines: int = 4,
+        via_text: bool = False,
+        render_mode: str | None = None,
+        **text_kwargs: Any,
     ):
         lines = check_int("lines", lines, 1, MAX_LINES)
+        self.via_text = check_bool("via_text", via_text)
         check_whole_observations(text_kwargs)
         if text_kwargs.get("max_turns") is not None:
             check_int("max_turns", text_kwargs["max_turns"], 2, MAX_TURNS)  # the opening takes one

@@ -1,25 +1,28 @@
-"""Refund macro moves, and the numbers an agent knows about its ticket, read from text.
+"""Refund macro moves, and the numbers an agent knows about its ticket, read from the tools' results.
 
 A macro agent on the refund desk does not write tool calls; it picks one of a
 short list of moves (read the refund history, pay line 2, pay line 2 again under a
-new key, escalate, reply; with recovery, take back line 2's latest payment). :class:`RefundMacroTracker` turns a move into the JSON
-tool call a text agent would send and turns the text observation that answers it
-into a fixed-size vector and an action mask. It reads only observations: the
-ticket's order id, the cap and the turn limit from the task text, then the same
-``> call`` lines and JSON results every text policy reads. It never sees the case,
-the world or the log.
+new key, escalate, reply; with recovery, take back line 2's latest payment).
+:class:`RefundMacroTracker` turns a move into the JSON tool call a text agent would
+send and turns the results that answer it into a fixed-size vector and an action
+mask. It reads only what a text agent reads: the ticket's order id, the cap and the
+turn limit from the task text, then the results of its own calls, handed over as
+the tools returned them (:meth:`~RefundMacroTracker.record`) or read off the text
+observation's ``> call`` lines and JSON results (:meth:`~RefundMacroTracker.absorb`).
+It never sees the case, the world or the log.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from batchgate_gym.kernel.text_policy import action, call, results
+from batchgate_gym.kernel.text_policy import ToolCallDict, action, call, results
 
 DESK_MOVES: tuple[str, ...] = ("lookup", "history", "escalate", "reply")
 LINE_MOVES: tuple[str, ...] = ("pay", "repay")
@@ -120,7 +123,9 @@ class RefundMacroTracker:
     Episode protocol: :meth:`start` with the reset observation; send :meth:`opening`
     (look the order up) as the first action; pass every following observation to
     :meth:`absorb`; then :meth:`vector` and :meth:`mask` describe the state and
-    :meth:`action_text` turns the chosen index into the next action.
+    :meth:`action_text` turns the chosen index into the next action. Without text:
+    :meth:`opening_calls` and :meth:`move_calls` give the calls, :meth:`record`
+    takes their results.
     """
 
     def __init__(self, layout: RefundMacroLayout) -> None:
@@ -138,21 +143,32 @@ class RefundMacroTracker:
     def start(self, task: str) -> None:
         self.ticket = read_ticket(task)
 
-    def opening(self) -> str:
+    def opening_calls(self) -> list[ToolCallDict]:
+        """The first action's call: look the ticket's order up."""
         self._sent = [("lookup_order", -1)]
-        return action(call("lookup_order", order_id=self.ticket.order_id))
+        return [call("lookup_order", order_id=self.ticket.order_id)]
+
+    def opening(self) -> str:
+        """:meth:`opening_calls` as the text action."""
+        return action(*self.opening_calls())
 
     # -- reading -----------------------------------------------------------------------
     def absorb(self, observation: str) -> None:
-        """Update from the observation that answered the last action."""
+        """Update from the text observation that answered the last action."""
         found = _TURN.match(observation)
-        if found:
-            self.turn = int(found.group(1))
-        for (tool, line), (_name, result) in zip(self._sent, results(observation), strict=False):
+        self.record(results(observation), int(found.group(1)) if found else None)
+
+    def record(self, answered: Sequence[tuple[str, Mapping[str, Any]]], turn: int | None = None) -> None:
+        """Update from the results that answered the last action's calls: ``(tool name,
+        result)`` in order (what :meth:`absorb` reads off the text), at ``turn``
+        (``None``: as it was)."""
+        if turn is not None:
+            self.turn = turn
+        for (tool, line), (_name, result) in zip(self._sent, answered, strict=False):
             self._record(tool, line, result)
         self._sent = []
 
-    def _record(self, tool: str, line: int, result: dict[str, Any]) -> None:
+    def _record(self, tool: str, line: int, result: Mapping[str, Any]) -> None:
         if tool == "issue_refund":
             state = self.lines[line]
             state.sent += 1
@@ -170,7 +186,7 @@ class RefundMacroTracker:
         elif tool == "escalate":
             self.escalated = result.get("status") == "escalated"
 
-    def _read_order(self, order: dict[str, Any]) -> None:
+    def _read_order(self, order: Mapping[str, Any]) -> None:
         if self.looked_up:
             return  # the order does not change: a second lookup keeps what was sent per line
         lines = order.get("lines") or []
@@ -182,26 +198,32 @@ class RefundMacroTracker:
 
     # -- writing -----------------------------------------------------------------------
     def action_text(self, index: int) -> str:
-        """The text action for macro ``index`` (a move on an empty line slot sends no call)."""
+        """The text action for macro ``index``: :meth:`move_calls` as text (``""`` for none)."""
+        calls = self.move_calls(index)
+        return action(*calls) if calls else ""
+
+    def move_calls(self, index: int) -> list[ToolCallDict]:
+        """The calls of macro ``index`` (none for a move on an empty line slot, or a void
+        with nothing to take back)."""
         line, move = self.layout.decode(index)
         order_id = self.ticket.order_id
         if line >= len(self.lines):
             self._sent = []
-            return ""
+            return []
         self._sent = [(_TOOL_OF_MOVE[move], line)]
         if move == "void":
             return self._void(self.lines[line])
         if move == "lookup":
-            return action(call("lookup_order", order_id=order_id))
+            return [call("lookup_order", order_id=order_id)]
         if move == "history":
-            return action(call("refund_history", order_id=order_id))
+            return [call("refund_history", order_id=order_id)]
         if move == "escalate":
-            return action(call("escalate", order_id=order_id, reason=ESCALATE_REASON))
+            return [call("escalate", order_id=order_id, reason=ESCALATE_REASON)]
         if move == "reply":
-            return action(call("reply", message=REPLY_MESSAGE))
-        return action(self._payment(self.lines[line], again=move == "repay"))
+            return [call("reply", message=REPLY_MESSAGE)]
+        return [self._payment(self.lines[line], again=move == "repay")]
 
-    def _payment(self, state: LineState, again: bool) -> dict[str, Any]:
+    def _payment(self, state: LineState, again: bool) -> ToolCallDict:
         """``pay`` uses the line's own key, so sending it twice pays once; ``repay`` a new one."""
         key = f"{self.ticket.order_id}:{state.sku}:{state.amount_cents}"
         if again:
@@ -216,16 +238,14 @@ class RefundMacroTracker:
             sku=state.sku,
         )
 
-    def _void(self, state: LineState) -> str:
+    def _void(self, state: LineState) -> list[ToolCallDict]:
         """Take back the line's latest payment not yet taken back (nothing to take back: no call)."""
         key = self._void_key(state)
         if key is None:
             self._sent = []
-            return ""
+            return []
         state.voided.append(key)
-        return action(
-            call("void_refund", order_id=self.ticket.order_id, idempotency_key=key, reason=VOID_REASON)
-        )
+        return [call("void_refund", order_id=self.ticket.order_id, idempotency_key=key, reason=VOID_REASON)]
 
     def _void_key(self, state: LineState) -> str | None:
         return next((key for key in reversed(state.keys) if key not in state.voided), None)
