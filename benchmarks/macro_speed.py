@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from refund_speed import load_average
 
 from batchgate_gym.bench.harness import CLOCKS, one_core
 from batchgate_gym.tables import markdown_table
@@ -98,13 +98,6 @@ def measure(desk: str, case_set: str, steps: int, rounds: int, clock: str) -> di
     if len(row) == 2:
         row["speedup"] = round(statistics.median(seconds["text"]) / statistics.median(seconds["world"]), 2)
     return row
-
-
-def load_average() -> list[float] | None:
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
 
 
 def markdown(result: dict[str, Any]) -> str:
