@@ -207,7 +207,8 @@ def bind_calls(items: list[Any], tools: Mapping[str, ToolSpec], max_calls: int) 
     ``parse_action(json.dumps(items), ...)`` gives, the same calls or the same
     :class:`ActionError`, without writing and reading the text (for values JSON gives
     back as they were: strings, finite numbers, ``True``, ``False``, ``None``, lists
-    and objects of them)."""
+    and objects of them). One check is the text's own and is not made here: its
+    length (:data:`MAX_ACTION_CHARS`), which a caller writing no text answers for."""
     return _bound(_read(_json_calls, items), tools, max_calls)
 
 
