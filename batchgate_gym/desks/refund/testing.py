@@ -444,12 +444,13 @@ class RefundMachine(EpisodeMachine):
     def make_env(self, case: Any) -> Any:
         from batchgate_gym.envs.refund.text import RefundDeskEnv
 
-        return RefundDeskEnv([case], rules=self.rules, max_turns=self.max_turns)
+        return RefundDeskEnv([case], rules=self.rule_set, max_turns=self.max_turns)
 
     @initialize(case=st.deferred(lambda: cases()), rules=st.sampled_from(("default", "original")))
     def start(self, case: Any, rules: str) -> None:
-        self.rules = rules
-        self.begin(case, _action_strategy(*map(tuple, case_names(case))))
+        self.rule_set = rules  # not ``rules``: the state machine's own attribute
+        order_ids, skus, amounts = case_names(case)
+        self.begin(case, _action_strategy(tuple(order_ids), tuple(skus), tuple(amounts)))
 
     def check_episode(self, terminated: bool) -> None:
         from .grader import TERMS
@@ -457,7 +458,7 @@ class RefundMachine(EpisodeMachine):
 
         score = self.info["score"]
         assert all(0.0 <= score[term] <= 1.0 for term in TERMS), score
-        assert 0.0 <= score["money_cost"] <= 1.0 and (self.rules == "default" or score["money_cost"] == 0)
+        assert 0.0 <= score["money_cost"] <= 1.0 and (self.rule_set == "default" or score["money_cost"] == 0)
         assert self.info["log_intact"]
         replayed = replay(self.case, self.env.export_log(), head=self.info["log_head"])
         assert replayed.as_dict() == score, "replaying the log must give the live score"
