@@ -6,8 +6,9 @@ the strategy its actions are drawn from; it says how its environment is made
 (:meth:`~EpisodeMachine.make_env`) and what must hold when an episode ends
 (:meth:`~EpisodeMachine.check_episode`). This base sends drawn actions, resets with the
 next seed when an episode ends, checks after every step that the reward is in range and
-paid only at the end, and closes the environment when the run is over. It needs
-hypothesis (the ``test`` extra), as every ``testing`` module does.
+paid only at the end, and closes the environment when the run is over.
+:func:`as_strategy` takes a strategy's knob given as a value or as a strategy. It
+needs hypothesis (the ``test`` extra), as every ``testing`` module does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+
+def as_strategy(value: Any) -> st.SearchStrategy[Any]:
+    """``value`` drawn as it is, or the strategy it already is (a knob given as either)."""
+    return value if isinstance(value, st.SearchStrategy) else st.just(value)
 
 
 class EpisodeMachine(RuleBasedStateMachine):
@@ -76,4 +82,4 @@ class EpisodeMachine(RuleBasedStateMachine):
             self.env.close()
 
 
-__all__ = ["EpisodeMachine"]
+__all__ = ["EpisodeMachine", "as_strategy"]

@@ -41,7 +41,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from batchgate_gym.kernel.testing import EpisodeMachine
+from batchgate_gym.kernel.testing import EpisodeMachine, as_strategy
 
 TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "submit_answer", "decline")
 """The desk's five tools, the last two ending the episode."""
@@ -51,10 +51,6 @@ DECLINE_REWARD = 0.2
 
 RIGHT_REWARD = 0.75
 """The least a right answer to an answerable question earns (with no evidence that computes it)."""
-
-
-def _as_strategy(value: Any) -> st.SearchStrategy[Any]:
-    return value if isinstance(value, st.SearchStrategy) else st.just(value)
 
 
 # -- cases ------------------------------------------------------------------------------
@@ -78,10 +74,10 @@ def cases(
     def draw(draw_: st.DrawFn) -> Any:
         seed = draw_(seeds if seeds is not None else st.integers(0, 2**31 - 1))
         knobs = {
-            "level": draw_(_as_strategy(level)),
-            "template": draw_(_as_strategy(template)),
-            "store": draw_(_as_strategy(store)),
-            "scale": draw_(_as_strategy(scale)),
+            "level": draw_(as_strategy(level)),
+            "template": draw_(as_strategy(template)),
+            "store": draw_(as_strategy(store)),
+            "scale": draw_(as_strategy(scale)),
         }
         return build_procedural(seed, **knobs)
 

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from batchgate_gym.kernel.codec import ToolCall
-from batchgate_gym.kernel.testing import EpisodeMachine
+from batchgate_gym.kernel.testing import EpisodeMachine, as_strategy
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -69,10 +69,6 @@ def register_profiles() -> None:
 
 
 # -- cases ------------------------------------------------------------------------------
-def _as_strategy(value: Any) -> st.SearchStrategy[Any]:
-    return value if isinstance(value, st.SearchStrategy) else st.just(value)
-
-
 def case_dicts(
     *,
     families: Sequence[str] | None = None,
@@ -91,9 +87,9 @@ def case_dicts(
         ),
         seeds if seeds is not None else st.integers(0, 2**31 - 1),
         family,
-        _as_strategy(rows_per_batch),
-        _as_strategy(batches),
-        _as_strategy(defects_per_batch),
+        as_strategy(rows_per_batch),
+        as_strategy(batches),
+        as_strategy(defects_per_batch),
     )
 
 

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize
 
 from batchgate_gym.kernel.codec import ToolCall
-from batchgate_gym.kernel.testing import EpisodeMachine
+from batchgate_gym.kernel.testing import EpisodeMachine, as_strategy
 
 TOOL_NAMES = ("lookup_order", "refund_history", "issue_refund", "escalate", "reply")
 """The desk's five tools, ``reply`` last (it ends the episode)."""
@@ -56,10 +56,6 @@ CAP_CENTS = 5_000
 
 SOURCES = ("procedural", "eval", "train")
 """Case sources :func:`cases` knows by name (any other string is a JSONL path)."""
-
-
-def _as_strategy(value: Any) -> st.SearchStrategy[Any]:
-    return value if isinstance(value, st.SearchStrategy) else st.just(value)
 
 
 def _known(values: Sequence[Any]) -> st.SearchStrategy[Any]:
@@ -322,16 +318,16 @@ def case_dicts(
     @st.composite
     def draw(draw_: st.DrawFn) -> dict[str, Any]:
         fam = draw_(family)
-        cap = draw_(_as_strategy(cap_cents))
-        queue = draw_(_as_strategy(tickets))
+        cap = draw_(as_strategy(cap_cents))
+        queue = draw_(as_strategy(tickets))
         return build_case(
             draw_(seeds if seeds is not None else st.integers(0, 2**31 - 1)),
             family=fam,
             variant=draw_(_variants(fam)),
-            lines=draw_(_as_strategy(lines)),
-            prior_rows=draw_(_as_strategy(prior_rows)),
-            lag_depth=draw_(_as_strategy(lag_depth)),
-            fault_rate=draw_(_as_strategy(fault_rate)),
+            lines=draw_(as_strategy(lines)),
+            prior_rows=draw_(as_strategy(prior_rows)),
+            lag_depth=draw_(as_strategy(lag_depth)),
+            fault_rate=draw_(as_strategy(fault_rate)),
             **({} if cap is None else {"cap_cents": cap}),
             **({} if queue is None else {"tickets": queue}),
         )
