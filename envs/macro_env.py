@@ -43,6 +43,9 @@ class MacroTracking(Protocol):
     def mask(self) -> np.ndarray: ...
 
 
+_PLAIN_INTS = (int, np.int64)
+
+
 def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
     """A wrapper parses whole text observations: a cut one would break it, so the text
     environment's ``max_observation_chars`` may not go below its default (``None``)."""
@@ -98,9 +101,12 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         return self.tracker.vector(), self._info(info, text_action)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action):
+        if not (type(action) in _PLAIN_INTS and 0 <= action < self.action_space.n) and not (
+            self.action_space.contains(action)
+        ):
             # Gymnasium's own rule for a move: an int (or numpy integer) in the space,
-            # never a float or string rounded or parsed into one.
+            # never a float or string rounded or parsed into one. (A plain int or a NumPy
+            # int64 in range, what samplers give, is in it without asking the space.)
             raise ValueError(f"action {short_repr(action)} is not in the action space {self.action_space}")
         reward, terminated, truncated, info, text_action = self._send(self.tracker.move_calls(int(action)))
         return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)

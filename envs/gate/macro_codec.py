@@ -98,8 +98,10 @@ class SlotState:
     profile_features: tuple[Any, Any, int, list[float]] | None = field(
         default=None, repr=False, compare=False
     )
-    # The load epoch the tracker's vector last wrote this slot at; -1 once a result changes it.
+    # The load epoch the tracker's vector (and mask) last wrote this slot at; -1 once a
+    # result changes it.
     features_epoch: int = field(default=-1, repr=False, compare=False)
+    mask_epoch: int = field(default=-1, repr=False, compare=False)
 
     @property
     def decided(self) -> bool:
@@ -127,6 +129,7 @@ class GateMacroTracker:
         self.quarantined_ids: list[str] = []
         self._sent: list[tuple[str, int, str]] = []
         self._vector = np.zeros(layout.n_features, dtype=np.float32)  # kept, slot by slot
+        self._mask = self._empty_mask()  # kept, slot by slot
 
     def opening_calls(self) -> list[ToolCallDict]:
         """The first action's calls: read the contract, list the batches."""
@@ -167,13 +170,19 @@ class GateMacroTracker:
             for batch in listed
         ]
         self._vector[:] = 0.0
+        self._mask = self._empty_mask()
+
+    def _empty_mask(self) -> np.ndarray:
+        empty = np.zeros(self.layout.n_actions, dtype=np.int8)
+        empty[self.layout.submit] = 1
+        return empty
 
     def _record(self, tool: str, slot: int, rule: str, result: Mapping[str, Any]) -> None:
         if "error" in result and tool != "run_sql":
             return
         state = self.slots[slot] if 0 <= slot < len(self.slots) else None
         if state is not None:
-            state.features_epoch = -1
+            state.features_epoch = state.mask_epoch = -1
         if tool == "run_sql" and state is not None:
             rows = result.get("rows") or [[0]]
             failing = rows[0][0] if isinstance(rows[0][0], int) else 0  # an error counts as checked
@@ -222,20 +231,28 @@ class GateMacroTracker:
         profile not yet taken; a check not yet answered since the warehouse last
         changed. Submitting is always allowed. An ``np.int8`` array, 1 where allowed:
         the dtype ``Discrete.sample(mask=...)`` requires."""
-        allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
-        on = [self.layout.submit]
+        allowed = self._mask
         for slot, state in enumerate(self.slots):
-            if state.decided:
-                continue
-            base = slot * len(SLOT_MOVES)
-            on.append(base + _MOVE_AT["load"])
-            if state.profile is None:
-                on.append(base + _MOVE_AT["profile"])
-            for name in state.rules:
-                found = state.checks.get(name)
-                if found is None or found[1] != self.load_epoch:  # not answered since the last load
-                    on.append(base + _CHECK_AT[name])
-                on.append(base + _QUARANTINE_AT[name])
+            # A slot's moves change only with its own results and with the load epoch, as
+            # its features do: most moves rewrite one slot or none.
+            if state.mask_epoch != self.load_epoch:
+                base = slot * len(SLOT_MOVES)
+                allowed[base : base + len(SLOT_MOVES)] = self._slot_mask(state)
+                state.mask_epoch = self.load_epoch
+        return allowed.copy()
+
+    def _slot_mask(self, state: SlotState) -> np.ndarray:
+        allowed = np.zeros(len(SLOT_MOVES), dtype=np.int8)
+        if state.decided:
+            return allowed
+        on = [_MOVE_AT["load"]]
+        if state.profile is None:
+            on.append(_MOVE_AT["profile"])
+        for name in state.rules:
+            found = state.checks.get(name)
+            if found is None or found[1] != self.load_epoch:  # not answered since the last load
+                on.append(_CHECK_AT[name])
+            on.append(_QUARANTINE_AT[name])
         allowed[on] = 1
         return allowed
 

@@ -192,9 +192,11 @@ def test_kept_features_and_masks_match_a_fresh_reading_at_every_move(env: GateMa
         seen = observation.copy()
         observation[:] = 0  # the caller's copy: the tracker's next vector is unchanged
         assert np.array_equal(tracker.vector(), seen)
+        kept_mask = tracker.mask()
         for slot in tracker.slots:
-            slot.features_epoch = -1  # every slot written afresh
+            slot.features_epoch = slot.mask_epoch = -1  # every slot written afresh
         assert np.array_equal(tracker.vector(), seen)
+        assert np.array_equal(tracker.mask(), kept_mask)
         assert np.array_equal(info["action_mask"], tracker.mask())
         mask = env.action_masks()
         assert np.array_equal(mask, tracker.mask())
