@@ -58,6 +58,7 @@ class TrainConfig:
     eval_split: str = "eval"
     threads: int = 1
     verbose: bool = False  # print each learning-curve point as it is measured
+    via_text: bool = False  # moves sent as text actions: the same training, slower (an A/B of the two ways)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,11 @@ def make_model(config: Any, env_class: type = GateMacroEnv, size: dict[str, int]
         env_class,
         n_envs=config.n_envs,
         seed=config.seed,
-        env_kwargs={"cases": cases, **(size if size is not None else {"slots": config.slots})},
+        env_kwargs={
+            "cases": cases,
+            **(size if size is not None else {"slots": config.slots}),
+            **({"via_text": True} if getattr(config, "via_text", False) else {}),
+        },
         vec_env_cls=SubprocVecEnv if config.subproc else DummyVecEnv,
     )
     algorithm = _algorithm(config.algo)
@@ -276,6 +281,11 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     add_training_arguments(parser, TrainConfig())
     parser.add_argument("--jobs", type=int, default=1, help="worker processes for the final evaluation")
     parser.add_argument("--out", type=Path, default=Path("out/ppo"), help="directory for curve, model, JSON")
+    parser.add_argument(
+        "--via-text",
+        action="store_true",
+        help="send each move as its text action (the same training, slower)",
+    )
     args = parser.parse_args(argv)
     return config_from(args, TrainConfig), args
 
