@@ -84,9 +84,11 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         raise NotImplementedError
 
     def check_opening_turn(self) -> None:
-        """The opening action takes the first turn: a turn limit below 2 leaves no move."""
+        """The opening action takes the first turn: a turn limit below 2 (given, or the
+        desk's) leaves no move, and the text environment just built is closed again."""
         max_turns = self.text_env.limits.max_turns
         if max_turns < 2:
+            self.text_env.close()
             raise ValueError(
                 f"max_turns must be at least 2 for macro moves (the opening action takes one), not {max_turns}"
             )

@@ -72,7 +72,7 @@ class GateMacroEnv(TextMacroEnv):
     :class:`~batchgate_gym.envs.gate.text.BatchGateEnv` (scale knobs, limits), with its
     bounds. The wrapper reads every text observation whole, so
     ``max_observation_chars`` may not go below the text environment's default of
-    65,536 characters.
+    65,536 characters, and ``max_turns`` must be at least 2 (the opening takes one).
     """
 
     tracker: GateMacroTracker
@@ -90,8 +90,7 @@ class GateMacroEnv(TextMacroEnv):
         self.via_text = check_bool("via_text", via_text)
         check_whole_observations(text_kwargs)
         self.text_env = BatchGateEnv(cases, render_mode=render_mode, **text_kwargs)
-        if self.text_env.limits.max_turns < 2:
-            raise ValueError("the macro interface needs max_turns >= 2 (the opening action takes one)")
+        self.check_opening_turn()
         self.render_mode = render_mode
         self.layout = GateMacroLayout(slots)
         self.action_space = gym.spaces.Discrete(self.layout.n_actions)

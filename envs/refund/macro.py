@@ -18,7 +18,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.kernel.episode import MAX_TURNS
 from batchgate_gym.kernel.plain import check_bool, check_int
 
 from ..macro_env import TextMacroEnv, check_whole_observations
@@ -97,10 +96,9 @@ class RefundMacroEnv(TextMacroEnv):
         lines = check_int("lines", lines, 1, MAX_LINES)
         self.via_text = check_bool("via_text", via_text)
         check_whole_observations(text_kwargs)
-        if text_kwargs.get("max_turns") is not None:
-            check_int("max_turns", text_kwargs["max_turns"], 2, MAX_TURNS)  # the opening takes one
         check_int("tickets", text_kwargs.get("tickets", 1), 1, 1, "1: the moves play one ticket an episode")
         self.text_env = RefundDeskEnv(cases, render_mode=render_mode, **text_kwargs)
+        self.check_opening_turn()
         self.render_mode = render_mode
         self.layout = RefundMacroLayout(lines, recovery=bool(text_kwargs.get("recovery", False)))
         self.action_space = gym.spaces.Discrete(self.layout.n_actions)

@@ -37,3 +37,17 @@ def test_ints_and_numpy_integers_in_the_space_are_played(move: Any) -> None:
     _, _, _, _, info = env.step(move)
     assert info["text_action"] == env.tracker.action_text(1)
     env.close()
+
+
+@pytest.mark.parametrize("env_id", [GATE_MACRO, REFUND_MACRO])
+def test_a_turn_limit_that_leaves_no_move_is_refused_alike(env_id: str) -> None:
+    """The opening action takes the first turn: both macro envs refuse a limit of 1 with
+    one message, and take 2."""
+    with pytest.raises(ValueError, match=r"^max_turns must be at least 2 for macro moves .*, not 1$"):
+        gymnasium.make(env_id, max_turns=1)
+    env = gymnasium.make(env_id, max_turns=2).unwrapped
+    _vector, info = env.reset(seed=0)
+    assert info["turn"] == 1
+    *_, terminated, truncated, _info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert truncated or terminated
+    env.close()

@@ -70,7 +70,6 @@ def test_layout_round_trips_every_index(recovery: bool) -> None:
         {"lines": True},
         {"lines": 21},
         {"max_observation_chars": 4096},
-        {"max_turns": 1},
         {"tickets": 2, "cases": None},
     ],
 )
