@@ -479,21 +479,28 @@ def cut(text: str, limit: int) -> str:
         removed = len(text) - kept
 
 
-def json_encoder(*, sort_keys: bool = False, allow_nan: bool = False) -> Callable[[Any], str]:
-    """A compact ASCII JSON encoder, built once: ``json.dumps`` and ``JSONEncoder.encode``
-    build a new one on every call, which costs more than encoding a small value.
+COMPACT = (",", ":")
 
-    Its text is exactly :class:`json.JSONEncoder`'s with the same options (separators
-    ``","`` and ``":"``); only a value that contains itself is not looked for (JSON
-    read from text never does), and fails with ``RecursionError``.
+
+def json_encoder(
+    *, sort_keys: bool = False, allow_nan: bool = False, separators: tuple[str, str] = COMPACT
+) -> Callable[[Any], str]:
+    """An ASCII JSON encoder, built once: ``json.dumps`` and ``JSONEncoder.encode`` build a
+    new one on every call, which costs more than encoding a small value.
+
+    Its text is exactly :class:`json.JSONEncoder`'s with the same options (by default
+    compact, separators ``","`` and ``":"``; ``json.dumps``'s own are ``(", ", ": ")``);
+    only a value that contains itself is not looked for (JSON read from text never
+    does, nor a call written by a program), and fails with ``RecursionError``.
     """
+    item, key = separators
     python = json.JSONEncoder(
-        sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=allow_nan
+        sort_keys=sort_keys, separators=separators, ensure_ascii=True, allow_nan=allow_nan
     )
     if c_make_encoder is None:  # an interpreter without the C accelerator
         return python.encode
     native = c_make_encoder(
-        None, python.default, encode_basestring_ascii, None, ":", ",", sort_keys, False, allow_nan
+        None, python.default, encode_basestring_ascii, None, key, item, sort_keys, False, allow_nan
     )
 
     def encode(value: Any) -> str:

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
+from .codec import json_encoder
+
 
 @runtime_checkable
 class Policy(Protocol):
@@ -63,8 +65,12 @@ def call(name: str, **arguments: Any) -> ToolCallDict:
 
 
 def action(*calls: ToolCallDict) -> str:
-    """Several calls as one JSON action (a list, run in order)."""
-    return json.dumps(list(calls))
+    """Several calls as one JSON action (a list, run in order): ``json.dumps`` of the
+    list, written by an encoder built once."""
+    return _dumps(list(calls))
+
+
+_dumps = json_encoder(allow_nan=True, separators=(", ", ": "))  # json.dumps's own options
 
 
 def results(observation: str) -> list[tuple[str, dict[str, Any]]]:

@@ -335,6 +335,7 @@ def test_the_quick_reading_of_simple_calls_is_the_ast_reading(text, monkeypatch)
 def test_the_built_once_encoders_write_what_json_writes():
     from batchgate_gym.kernel.codec import compact_json, json_encoder
     from batchgate_gym.kernel.plain import frozen
+    from batchgate_gym.kernel.text_policy import action, call
 
     values = [
         "a\u00e9\n",
@@ -350,6 +351,10 @@ def test_the_built_once_encoders_write_what_json_writes():
     for value in values:
         assert compact_json(value) == json.dumps(value, separators=(",", ":"))
         assert json_encoder(sort_keys=True)(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
+        assert json_encoder(allow_nan=True, separators=(", ", ": "))(value) == json.dumps(value)
+    assert action(call("run_sql", query="SELECT 1"), call("list_batches")) == json.dumps(
+        [call("run_sql", query="SELECT 1"), call("list_batches")]
+    )
     shared = frozen({"batches": [{"batch_id": "B-1", "rows": 3}]})
     assert compact_json(shared) == compact_json(shared) == json.dumps(shared, separators=(",", ":"))
     for bad in (float("nan"), [float("inf")]):
