@@ -43,6 +43,7 @@ _MOVE_AT = {move: index for index, move in enumerate(SLOT_MOVES)}  # a move's pl
 _CHECK_AT = {name: _MOVE_AT["check:" + name] for name in RULE_NAMES}
 _QUARANTINE_AT = {name: _MOVE_AT["quarantine:" + name] for name in RULE_NAMES}
 _UNCHECKED = (0.0, 0.0, 0.0)  # a rule's three check features before any check
+_RULE_AT = {name: index for index, name in enumerate(RULE_NAMES)}
 _TOOL_OF_MOVE = {
     "profile": "profile_batch",
     "check": "run_sql",
@@ -279,14 +280,10 @@ class GateMacroTracker:
             float(state.quarantined),
             float(state.profile is not None),
         ]
-        checks: list[float] = []
-        for name in RULE_NAMES:
-            found = state.checks.get(name)  # (rows failing, load epoch)
-            checks += (
-                _UNCHECKED
-                if found is None
-                else (float(found[1] == self.load_epoch), 1.0, float(found[0] > 0))
-            )
+        checks = [0.0] * len(_UNCHECKED) * len(RULE_NAMES)  # every rule unchecked, then the checked
+        for name, (failing, epoch) in state.checks.items():
+            at = len(_UNCHECKED) * _RULE_AT[name]
+            checks[at : at + len(_UNCHECKED)] = (float(epoch == self.load_epoch), 1.0, float(failing > 0))
         return head + checks + self._profile_part(state, rows)
 
     def _profile_part(self, state: SlotState, rows: int) -> list[float]:
