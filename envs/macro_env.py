@@ -75,6 +75,7 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    action_space: gym.spaces.Discrete
     text_env: Any
     tracker: MacroTracking
     via_text: bool = False
