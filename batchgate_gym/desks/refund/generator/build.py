@@ -93,24 +93,13 @@ def build_case(
     some of them the same request sent again (:mod:`.queue`). Every knob is checked
     before anything is built; a bad one raises ``ValueError`` naming it and its bound.
     """
+    knobs: dict[str, Any] = {"family": family, "variant": variant, "lines": lines}
+    knobs.update(prior_rows=prior_rows, lag_depth=lag_depth, fault_rate=fault_rate, cap_cents=cap_cents)
     if check_int("tickets", tickets, 1, MAX_TICKETS) > 1:
         from .queue import build_queue
 
-        knobs: dict[str, Any] = {"family": family, "variant": variant, "lines": lines}
-        knobs.update(prior_rows=prior_rows, lag_depth=lag_depth, fault_rate=fault_rate, cap_cents=cap_cents)
         return build_queue(seed, tickets, case_id=case_id, **knobs)
-    return compose(
-        seed,
-        family=family,
-        variant=variant,
-        lines=lines,
-        prior_rows=prior_rows,
-        lag_depth=lag_depth,
-        fault_rate=fault_rate,
-        cap_cents=cap_cents,
-        case_id=case_id,
-        split="procedural",
-    )
+    return compose(seed, case_id=case_id, split="procedural", **knobs)
 
 
 _DRAW = "draw"  # compose's ``fault``: draw it with the fault rate
