@@ -11,7 +11,9 @@ round after round in one process, with this process's CPU time
 drawn uniformly among the allowed ones (``action_masks()``); the draw is part of
 the step, as it is in a training loop. The same seeds drive both ways, so both play
 the same episodes (the equivalence tests hold them to it). Code without the option
-(``via_text``) has one way, the text one, reported as ``text``.
+(``via_text``) has one way, the text one, reported as ``text``. Beside them, what the
+text environment alone takes for the same resets and calls (replayed without the
+wrapper): the most any wrapper could reach.
 
     python benchmarks/macro_speed.py [--steps N] [--rounds N] [--clock cpu|wall] [--out benchmarks/results]
 """
@@ -97,7 +99,55 @@ def measure(desk: str, case_set: str, steps: int, rounds: int, clock: str) -> di
     }
     if len(row) == 2:
         row["speedup"] = round(statistics.median(seconds["text"]) / statistics.median(seconds["world"]), 2)
+        alone = text_env_alone(desk, case_set, steps, rounds, timer)
+        row["text_env_alone"] = {
+            "steps_per_second": round(steps / alone, 1),
+            "us_per_step": round(alone / steps * 1e6, 2),
+        }
     return row
+
+
+Turn = tuple[str, Any]  # ("reset", its keywords), ("calls", a move's calls) or ("text", an action)
+
+
+def text_env_alone(desk: str, case_set: str, steps: int, rounds: int, timer: Callable[[], float]) -> float:
+    """Seconds (median of ``rounds``) the text environment alone takes for what ``steps``
+    random masked moves sent it: the same resets, calls and actions, replayed on a fresh
+    one, with no tracker, mask, vector or draw. What no wrapper can go below."""
+    env = make_env(desk, case_set, "world")
+    played: list[Turn] = []
+    text_env = env.text_env
+    reset, step, step_calls = text_env.reset, text_env.step, text_env.step_calls
+
+    def recorded_reset(**kwargs: Any) -> Any:
+        played.append(("reset", kwargs))
+        return reset(**kwargs)
+
+    def recorded_step(action: str) -> Any:
+        played.append(("text", action))
+        return step(action)
+
+    def recorded_calls(calls: list[Any]) -> Any:
+        played.append(("calls", calls))
+        return step_calls(calls)
+
+    text_env.reset, text_env.step, text_env.step_calls = recorded_reset, recorded_step, recorded_calls
+    driver(env, seed=0)(steps)
+    env.close()
+    taken = []
+    for _ in range(rounds + 1):  # the first warms the cases and statements
+        bare = make_env(desk, case_set, "world").text_env
+        start = timer()
+        for kind, what in played:
+            if kind == "reset":
+                bare.reset(**what)
+            elif kind == "calls":
+                bare.step_calls(what)
+            else:
+                bare.step(what)
+        taken.append(timer() - start)
+        bare.close()
+    return statistics.median(taken[1:])
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -118,15 +168,22 @@ def markdown(result: dict[str, Any]) -> str:
                     f"{row['text']['steps_per_second']:,.0f}",
                     "-" if world is None else f"{world['steps_per_second']:,.0f}",
                     "-" if "speedup" not in row else f"{row['speedup']:.2f}x",
+                    "-"
+                    if "text_env_alone" not in row
+                    else f"{row['text_env_alone']['steps_per_second']:,.0f}",
                     "-" if target is None else f">= {target:,.0f} ({met})" if met else f">= {target:,.0f}",
                 ]
             )
-    table = markdown_table(["desk", "cases", "text steps/s", "world steps/s", "world/text", "target"], rows)
+    table = markdown_table(
+        ["desk", "cases", "text steps/s", "world steps/s", "world/text", "text env alone, steps/s", "target"],
+        rows,
+    )
     load = result["load_before"], result["load_after"]
     note = (
         f"{result['steps']:,} steps a round, median of {result['rounds']} rounds taken in turn in one process;"
         f" clock: {result['clock']}; load (1-minute) {load[0][0] if load[0] else '?'} before,"
-        f" {load[1][0] if load[1] else '?'} after."
+        f' {load[1][0] if load[1] else "?"} after. "text env alone": the same resets, calls and actions'
+        " replayed on a bare text environment (no tracker, mask, vector or draw), timed after the rounds."
     )
     return f"{table}\n\n{note}"
 
