@@ -198,7 +198,8 @@ class TeamGame(Generic[WorldT, ResultT]):
     A desk's game gives its world, says how its agents' episodes end (``ending``) and
     the seal's reason when every agent finished (``all_finished``), writes each agent's
     first observation (:meth:`opening`) and grades the shared log (:meth:`grade`) once
-    every agent's episode is over (``None``: the game has no score). ``result`` holds
+    every agent's episode is over, unless the machine stopped the game (it then has no
+    score, whatever the desk: ``result`` stays ``None``). ``result`` holds
     that grade, ``turns`` the agents' episodes (none before :meth:`start`).
     """
 
@@ -216,8 +217,9 @@ class TeamGame(Generic[WorldT, ResultT]):
         """``agent``'s first observation of the game just started."""
         raise NotImplementedError
 
-    def grade(self, turns: TeamTurns) -> ResultT | None:
-        """The graded game, once every agent's episode is over (its log sealed)."""
+    def grade(self, turns: TeamTurns) -> ResultT:
+        """The graded game, once every agent's episode is over (its log sealed, not by
+        the machine)."""
         raise NotImplementedError
 
     def start(
@@ -251,7 +253,7 @@ class TeamGame(Generic[WorldT, ResultT]):
         if self.turns is None:
             raise RuntimeError("start the game with a case first")
         outcome, ended = self.turns.step(agent, action)
-        if ended:
+        if ended and not self.turns.infra_error:  # a game the machine stopped has no score
             self.result = self.grade(self.turns)
         return outcome
 

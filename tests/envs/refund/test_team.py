@@ -241,3 +241,29 @@ def test_a_worker_may_claim_only_its_own_tickets_order_so_a_hijack_blocks_nobody
         assert [e.executed for e in claims] == [e.args["order_id"] == own for e in claims]
         assert all("may claim only the order of its own ticket" in e.note for e in claims if not e.executed)
     assert hijacked == [1.0] * 12  # careful-claim's score on every seed: the hijack took nothing
+
+
+def test_a_call_the_machine_stops_ends_the_team_game_unscored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine fails under one worker's call: every worker's episode ends, truncated, with the
+    infrastructure error and no score, in the infos and in the transcript alike."""
+    from batchgate_gym.desks.refund.team.world import RefundTeamWorld
+    from batchgate_gym.kernel.infra import InfraFailure
+
+    def machine_fails(self: RefundTeamWorld, worker: str, call: Any) -> Any:
+        raise InfraFailure("the payment service's host went away")
+
+    game = refund_team.env(n_agents=2, render_mode="ansi")
+    game.reset(seed=3)
+    monkeypatch.setattr(RefundTeamWorld, "call_as", machine_fails)
+    order = game.unwrapped.game.case.order.order_id
+    game.step(f'refund_history("{order}")')
+    assert game.unwrapped.game.result is None
+    for agent, info in game.infos.items():
+        assert "went away" in info["infra_error"] and "score" not in info, agent
+        assert game.rewards[agent] == 0.0 and game.truncations[agent], agent
+    transcript = game.render()
+    assert "went away" in transcript and "episode over | score" not in transcript
+    log = game.unwrapped.export_log()
+    assert log[-1]["args"]["reason"].startswith("infra error: ")
+    with pytest.raises(InfraFailure, match="no score"):
+        replay_team(game.unwrapped.game.case, log, head=log[-1]["hash"])

@@ -62,9 +62,7 @@ class GateTeamGame(TeamGame[TeamWorld, TeamScore]):
     def opening(self, agent: str) -> str:
         return team_task_text(self.case, agent, len(self.agents), self.limits.max_turns)
 
-    def grade(self, turns: TeamTurns) -> TeamScore | None:
-        if turns.infra_error:  # a game the machine stopped has no score
-            return None
+    def grade(self, turns: TeamTurns) -> TeamScore:
         return grade_team(
             self.case,
             self.world.ledger.entries,
