@@ -10,12 +10,11 @@ from __future__ import annotations
 from .game import GateTeamGame, deal_lists
 from .grader import AgentContribution, TeamScore, agent_of, grade_team, replay_team
 from .tools import TEAM_TOOLS
-from .world import AgentDesk, AttributedLedger, TeamWorld, agent_names
+from .world import AttributedLedger, TeamWorld, agent_names
 
 __all__ = [
     "TEAM_TOOLS",
     "AgentContribution",
-    "AgentDesk",
     "AttributedLedger",
     "GateTeamGame",
     "TeamScore",

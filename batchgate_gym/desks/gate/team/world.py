@@ -15,7 +15,7 @@ from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.kernel.team import AGENT_DONE_ACTION, AttributedLedger, Seat
+from batchgate_gym.kernel.team import AGENT_DONE_ACTION, AttributedLedger
 
 from ..cases import Case
 from ..world import GateWorld
@@ -87,9 +87,6 @@ class TeamWorld(GateWorld):
         with self.ledger.acting(agent):
             return self._handlers[call.name](**call.args)
 
-    def desk(self, agent: str) -> Seat:
-        return Seat(self, agent)
-
     # -- the two new tools -------------------------------------------------------------
     def claim_batch(self, batch_id: str) -> dict[str, Any]:
         args = {"batch_id": batch_id}
@@ -149,7 +146,4 @@ class TeamWorld(GateWorld):
         return result
 
 
-AgentDesk = Seat  # one agent's seat at the team world (the kernel's)
-
-
-__all__ = ["AGENT_DONE_ACTION", "AgentDesk", "AttributedLedger", "TeamWorld", "agent_names"]
+__all__ = ["AGENT_DONE_ACTION", "AttributedLedger", "TeamWorld", "agent_names"]
