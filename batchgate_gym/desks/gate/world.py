@@ -305,6 +305,7 @@ class GateWorld:
         self._reset_state()
 
     def new_ledger(self) -> Ledger:
+        """The log each reset begins (a team world's names the agent of each entry)."""
         return Ledger(self.log_key)
 
     def close(self) -> None:

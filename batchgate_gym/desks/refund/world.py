@@ -149,7 +149,7 @@ class RefundWorld:
         self.hints = hints
         self.recovery = recovery
         self.log_key = log_key
-        self.ledger = self._new_ledger()
+        self.ledger = self.new_ledger()
         self._case: RefundCase | None = None
         self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
             "lookup_order": self.lookup_order,
@@ -161,7 +161,8 @@ class RefundWorld:
         }
         self._clear()
 
-    def _new_ledger(self) -> Ledger:
+    def new_ledger(self) -> Ledger:
+        """The log each reset begins (a team world's names the agent of each entry)."""
         return Ledger(self.log_key)
 
     @property
@@ -192,7 +193,7 @@ class RefundWorld:
         self._case = case
         self._clear()
         self.lag_budgets = budgets
-        self.ledger = self._new_ledger()
+        self.ledger = self.new_ledger()
         self.ledger.begin(case.digest, self.log_settings(), nonce)
 
     @property

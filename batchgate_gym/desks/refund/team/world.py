@@ -84,7 +84,7 @@ class RefundTeamWorld(RefundWorld):
         self.claims = {}
         self.acting = None
 
-    def _new_ledger(self) -> AttributedLedger:  # every ledger of this world names its worker
+    def new_ledger(self) -> AttributedLedger:  # every ledger of this world names its worker
         return AttributedLedger(self.log_key)
 
     # -- who is acting -----------------------------------------------------------------
