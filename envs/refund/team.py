@@ -52,7 +52,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.sources import case_source
-from batchgate_gym.desks.refund.team import RefundTeamGame, TeamRefundScore, agent_names, deal_tickets
+from batchgate_gym.desks.refund.team import RefundTeamGame, TeamScore, agent_names, deal_tickets
 from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.plain import check_int
 
@@ -71,7 +71,7 @@ def _deal(rng: np.random.Generator, case: Any, workers: Sequence[str]) -> dict[s
     return deal_tickets(rng, case, workers)
 
 
-def _contribution(result: TeamRefundScore, worker: str) -> dict[str, Any]:
+def _contribution(result: TeamScore, worker: str) -> dict[str, Any]:
     return result.agents[worker].as_dict()
 
 

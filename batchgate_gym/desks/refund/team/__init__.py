@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from .deal import agent_names, deal_tickets
 from .game import RefundTeamGame
-from .grader import TeamRefundScore, grade_team
+from .grader import TeamScore, grade_team
 from .world import RefundTeamWorld
 
 __all__ = [
     "RefundTeamGame",
     "RefundTeamWorld",
-    "TeamRefundScore",
+    "TeamScore",
     "agent_names",
     "deal_tickets",
     "grade_team",

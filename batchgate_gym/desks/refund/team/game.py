@@ -16,12 +16,12 @@ from batchgate_gym.kernel.team import TeamGame, TeamTurns
 
 from ..cases import RefundCase
 from ..tools import REFUND_ENDING
-from .grader import TeamRefundScore, grade_team
+from .grader import TeamScore, grade_team
 from .prompt import team_task_text
 from .world import RefundTeamWorld
 
 
-class RefundTeamGame(TeamGame[RefundTeamWorld, TeamRefundScore]):
+class RefundTeamGame(TeamGame[RefundTeamWorld, TeamScore]):
     """The shared refund desk and one kernel episode per worker."""
 
     ending = REFUND_ENDING
@@ -47,7 +47,7 @@ class RefundTeamGame(TeamGame[RefundTeamWorld, TeamRefundScore]):
             self.case, agent, len(self.agents), tickets, self.limits.max_turns, self.recovery
         )
 
-    def grade(self, turns: TeamTurns) -> TeamRefundScore:
+    def grade(self, turns: TeamTurns) -> TeamScore:
         ledger = self.world.ledger
         return grade_team(
             self.case, ledger.entries, self.world.rules, self.world.lists, verified=ledger.linked()

@@ -24,7 +24,7 @@ from ..tools import REPLY_ACTION
 
 
 @dataclass(frozen=True, slots=True)
-class WorkerPart:
+class AgentContribution:
     """What one worker's calls did: payments made, their cents, and the duplicates among them."""
 
     payments: int = 0
@@ -42,9 +42,9 @@ class WorkerPart:
 
 
 @dataclass(frozen=True)
-class TeamRefundScore:
+class TeamScore:
     score: RefundScore
-    agents: Mapping[str, WorkerPart]  # each worker's part, by name
+    agents: Mapping[str, AgentContribution]  # each worker's part, by name
 
 
 def _worker(entry: LogEntry | Mapping[str, Any]) -> Any:
@@ -79,7 +79,7 @@ def grade_team(
     lists: Mapping[str, Sequence[int]],
     *,
     verified: bool,
-) -> TeamRefundScore:
+) -> TeamScore:
     """The desk's score of the shared log, and each worker's part (every worker listed)."""
     entries = list(entries)
     ticket_of = team_position(lists, entries)
@@ -99,11 +99,11 @@ def grade_team(
                 part[1] += payment.amount_cents
                 part[2] += int(past > 0)
                 part[3] += past
-    return TeamRefundScore(score, {worker: WorkerPart(*numbers) for worker, numbers in parts.items()})
+    return TeamScore(score, {worker: AgentContribution(*numbers) for worker, numbers in parts.items()})
 
 
 def _order_of(tickets: Sequence[RefundCase], index: int | None) -> str | None:
     return None if index is None else tickets[index].order.order_id
 
 
-__all__ = ["TeamRefundScore", "WorkerPart", "grade_team", "team_position"]
+__all__ = ["AgentContribution", "TeamScore", "grade_team", "team_position"]

@@ -17,7 +17,7 @@ from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.kernel.replay import replay_log
 
 from ..cases import RefundCase
-from .grader import TeamRefundScore, grade_team
+from .grader import TeamScore, grade_team
 from .world import RefundTeamWorld
 
 _SETTINGS = {"rules", "hints", "workers", "lists"}
@@ -45,7 +45,7 @@ def replay_team(
     head: str | None = None,
     key: bytes | None = None,
     nonce: str | None = None,
-) -> TeamRefundScore:
+) -> TeamScore:
     """The team score of ``log`` on ``case``; ``head`` (the reported ``log_head``) or ``key`` required."""
     return replay_log(
         log,
