@@ -279,13 +279,11 @@ class RefundMacroTracker:
         return allowed
 
     def vector(self) -> np.ndarray:
-        out = np.zeros(self.layout.n_features, dtype=np.float32)
-        out[:GLOBAL_FEATURES] = self._global_features()
-        width = self.layout.line_features
-        for line, state in enumerate(self.lines):
-            start = GLOBAL_FEATURES + line * width
-            out[start : start + width] = self._line_features(state)
-        return out
+        values = self._global_features()
+        for state in self.lines:
+            values += self._line_features(state)
+        values += [0.0] * (self.layout.n_features - len(values))  # the line slots the order lacks
+        return np.array(values, dtype=np.float32)  # one conversion, not one per part
 
     def _global_features(self) -> list[float]:
         rows = self.history or []
