@@ -56,7 +56,7 @@ BUCKETS: dict[str, list[tuple[str, str]]] = {
 }
 REST = "tools (rest)"
 OTHER = "other (turn loop, info, episode runner)"
-EXTRA_TARGETS = {"macro_steps_per_second": 10_000.0}  # at least
+EXTRA_TARGETS = {"macro_steps_per_second": 15_000.0}  # at least
 # evaluate's episode over a case file never read before (read, validate, build, play,
 # grade) against the bench's warm episode, and evaluate's warm episode against the
 # bench's bare loop: at most these ratios.
@@ -375,7 +375,7 @@ def extras_table(result: dict[str, Any]) -> str:
         [
             "BadBatchGateMacro-v0, random masked actions, steps/s",
             f"{extra['macro_steps_per_second']:,.0f}",
-            ">= 10,000",
+            f">= {EXTRA_TARGETS['macro_steps_per_second']:,.0f}",
             met,
         ],
         [
