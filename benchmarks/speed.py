@@ -68,6 +68,16 @@ def _cumulative(stats: dict[Any, Any], path: str, name: str) -> float:
     return sum(v[3] for (file, _line, func), v in stats.items() if file.endswith(path) and func == name)
 
 
+def _spent(
+    profiler: cProfile.Profile, buckets: dict[str, list[tuple[str, str]]]
+) -> tuple[dict[Any, Any], float, dict[str, float]]:
+    """A profiled run's stats, its whole time and the cumulative time of each bucket."""
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values())
+    spent = {bucket: sum(_cumulative(stats, *f) for f in fs) for bucket, fs in buckets.items()}
+    return stats, total, spent
+
+
 def episode_profile(policy_name: str, episodes: int, repeats: int, clock: str) -> dict[str, Any]:
     """Microseconds per eval-split episode, in :data:`BUCKETS`: cProfile's shares of one
     profiled run, scaled to the median of ``repeats`` unprofiled runs."""
@@ -87,9 +97,7 @@ def episode_profile(policy_name: str, episodes: int, repeats: int, clock: str) -
     episode_loop(env, policy, episodes)
     profiler.disable()
     env.close()
-    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    total = sum(v[2] for v in stats.values())
-    spent = {bucket: sum(_cumulative(stats, *f) for f in fs) for bucket, fs in BUCKETS.items()}
+    stats, total, spent = _spent(profiler, BUCKETS)
     appends = _cumulative(stats, "kernel/ledger.py", "append") - _cumulative(
         stats, "kernel/ledger.py", "seal"
     )
@@ -235,9 +243,7 @@ def cold_profile(cases: int, cold_ms: float, directory: Path) -> dict[str, float
     profiler.enable()
     evaluate(REFERENCE_POLICIES["careful"](), cases=file, progress=False)
     profiler.disable()
-    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    total = sum(v[2] for v in stats.values())
-    spent = {bucket: sum(_cumulative(stats, *f) for f in fs) for bucket, fs in COLD_BUCKETS.items()}
+    stats, total, spent = _spent(profiler, COLD_BUCKETS)
     spent[COLD_SQL_REST] = (
         _cumulative(stats, "kernel/sqlguard.py", "run")
         - spent["compile new statements (guard EXPLAIN, tables opened)"]
