@@ -217,7 +217,7 @@ class TeamGame(Generic[WorldT, ResultT]):
         """``agent``'s first observation of the game just started."""
         raise NotImplementedError
 
-    def grade(self, turns: TeamTurns) -> ResultT:
+    def grade(self) -> ResultT:
         """The graded game, once every agent's episode is over (its log sealed, not by
         the machine)."""
         raise NotImplementedError
@@ -254,7 +254,7 @@ class TeamGame(Generic[WorldT, ResultT]):
             raise RuntimeError("start the game with a case first")
         outcome, ended = self.turns.step(agent, action)
         if ended and not self.turns.infra_error:  # a game the machine stopped has no score
-            self.result = self.grade(self.turns)
+            self.result = self.grade()
         return outcome
 
     def finished_for(self, agent: str) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 
 from batchgate_gym.kernel.episode import EpisodeLimits
 from batchgate_gym.kernel.sqlguard import SqlBudget
-from batchgate_gym.kernel.team import TeamGame, TeamTurns
+from batchgate_gym.kernel.team import TeamGame
 
 from ..cases import Case
 from ..tools import GATE_ENDING
@@ -62,7 +62,7 @@ class GateTeamGame(TeamGame[TeamWorld, TeamScore]):
     def opening(self, agent: str) -> str:
         return team_task_text(self.case, agent, len(self.agents), self.limits.max_turns)
 
-    def grade(self, turns: TeamTurns) -> TeamScore:
+    def grade(self) -> TeamScore:
         return grade_team(
             self.case,
             self.world.ledger.entries,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from batchgate_gym.kernel.episode import EpisodeLimits
-from batchgate_gym.kernel.team import TeamGame, TeamTurns
+from batchgate_gym.kernel.team import TeamGame
 
 from ..cases import RefundCase
 from ..tools import REFUND_ENDING
@@ -47,7 +47,7 @@ class RefundTeamGame(TeamGame[RefundTeamWorld, TeamScore]):
             self.case, agent, len(self.agents), tickets, self.limits.max_turns, self.recovery
         )
 
-    def grade(self, turns: TeamTurns) -> TeamScore:
+    def grade(self) -> TeamScore:
         ledger = self.world.ledger
         return grade_team(
             self.case, ledger.entries, self.world.rules, self.world.lists, verified=ledger.linked()
