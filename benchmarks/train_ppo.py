@@ -14,8 +14,9 @@ written as a PNG.
 
 ``benchmarks/results/ppo_macro/`` holds the curve and summary of that run.
 
-Needs the ``train`` extra (torch CPU build, stable-baselines3, sb3-contrib) and
-``plot`` for the PNG.
+Needs the ``train`` extra (torch CPU build, stable-baselines3, sb3-contrib, each pinned
+to the version the recorded run used: a network trained from the same seed differs
+across their versions) and ``plot`` for the PNG. ``summary.json`` records the versions.
 """
 
 from __future__ import annotations
@@ -33,9 +34,13 @@ import numpy as np
 
 from batchgate_gym.app.evaluate import EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
+from batchgate_gym.bench.harness import library_versions
 from batchgate_gym.envs.gate.macro import GateMacroEnv
 from batchgate_gym.policies.gate.learned import learned_policy, random_macro_policy
 from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
+
+# What a trained network depends on besides this code and the seed (recorded in summary.json).
+TRAINING_LIBRARIES = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
 
 
 @dataclass(frozen=True)
@@ -306,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": asdict(config),
         "env_steps": int(run.model.num_timesteps),
         "train_seconds": round(run.train_seconds, 1),
+        "libraries": library_versions(TRAINING_LIBRARIES),
         "curve": [asdict(point) for point in run.curve],
         "results": {name: result.to_json() for name, result in results.items()},
     }

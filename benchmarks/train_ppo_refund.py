@@ -37,6 +37,7 @@ import numpy as np
 
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
+from batchgate_gym.bench.harness import library_versions
 from batchgate_gym.desks import registry
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
@@ -350,6 +351,7 @@ def _summary(
         "env_steps": int(run.model.num_timesteps),
         "train_seconds": round(run.train_seconds, 1),
         "machine": machine,
+        "libraries": library_versions(shared.TRAINING_LIBRARIES),
         "curve": [asdict(point) for point in run.curve],
         "results": {name: result.to_json(DESK) for name, result in results.items()},
         "duplicate_payments": {name: r.overall.total("duplicate_effects") for name, r in results.items()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import sqlite3
@@ -62,6 +63,18 @@ def seconds(function: Callable[[], Any]) -> float:
     start = _clock()
     function()
     return _clock() - start
+
+
+def library_versions(names: Sequence[str]) -> dict[str, str | None]:
+    """The installed version of each distribution (``None``: not installed), for a result
+    that depends on them: a training run's figures move with its libraries' versions."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def machine() -> dict[str, Any]:
