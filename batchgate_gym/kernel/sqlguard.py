@@ -465,7 +465,9 @@ class SqlGuard:
             # A statement SQLite never authorized as a SELECT (REINDEX, say) is not a
             # query; query_only kept it from writing, and the agent is told so.
             raise SqlRefused(READING_ONLY)
-        rows = [[self._cell(value) for value in row] for row in fetched[: self.budget.max_rows]]
+        cell = self._cell
+        # Integers, most of what checks and counts return, are shown as they are.
+        rows = [[v if type(v) is int else cell(v) for v in row] for row in fetched[: self.budget.max_rows]]
         truncated = len(fetched) > self.budget.max_rows
         return SqlResult(columns, rows, truncated, tables)
 

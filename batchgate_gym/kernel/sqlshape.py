@@ -16,6 +16,7 @@ counts as a reference to it (scopes are not resolved), so nesting cannot hide on
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -132,12 +133,15 @@ def inlined_tokens(sql: str) -> int:
     return span(0, len(tokens))
 
 
+@functools.lru_cache(maxsize=1024)
 def too_large(sql: str, limit: int) -> str | None:
     """Why ``sql`` is refused before compiling (its CTEs inlined, it is over ``limit`` tokens), or ``None``.
 
     Text with no place a CTE's body could open has no CTE, so its size is its token
     count, never more than its length in characters: text no longer than ``limit``
     passes without being tokenized (most queries, and the answer is the same).
+    The answer is kept per text and limit: agents send the same checks again and
+    again, and even the scan for a CTE's opening costs more than the lookup.
     """
     if len(sql) <= limit and _BODY_OPENING.search(sql) is None:
         return None

@@ -47,6 +47,17 @@ def test_the_refusal_names_the_size_and_the_limit():
     assert message is not None and "over the 20,000 allowed" in message
 
 
+def test_the_answer_kept_for_a_text_is_its_own_and_follows_the_limit():
+    # The answer is kept per text and limit: asked again, the same; another limit, its own.
+    hostile = chain(16)
+    size = inlined_tokens(hostile)
+    for _ in range(2):
+        assert too_large(hostile, size - 1) is not None
+        assert too_large(hostile, size) is None
+        assert too_large(hostile, size - 1) is not None
+    assert too_large(hostile + " ", size - 1) == too_large(hostile, size - 1)
+
+
 def test_a_long_chain_of_single_references_grows_linearly():
     long = chain(3000, references=1)
     assert inlined_tokens(long) < 3 * len(long)
