@@ -28,12 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-
-def load_average() -> list[float] | None:
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
+from batchgate_gym.bench.harness import load_average
 
 
 def peak_mb() -> dict[str, float]:

@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from refund_speed import load_average
 
-from batchgate_gym.bench.harness import CLOCKS, one_core
+from batchgate_gym.bench.harness import CLOCKS, load_average, one_core
 from batchgate_gym.tables import markdown_table
 
 TARGETS = {"gate": 15_000.0, "refund": 20_000.0}  # steps per second, at least (warm, world)

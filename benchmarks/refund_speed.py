@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from batchgate_gym.app.bench import add_arguments, config_from
 from batchgate_gym.bench import bench_of
+from batchgate_gym.bench.harness import load_average
 from batchgate_gym.desks.registry import get
-
-
-def load_average() -> list[float] | None:
-    """The 1, 5 and 15 minute load averages, or ``None`` where the platform has none."""
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
 
 
 def load_note(result: dict[str, Any]) -> str:

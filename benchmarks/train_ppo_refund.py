@@ -37,7 +37,7 @@ import numpy as np
 
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
-from batchgate_gym.bench.harness import library_versions
+from batchgate_gym.bench.harness import library_versions, load_average
 from batchgate_gym.desks import registry
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
@@ -284,19 +284,15 @@ def _headline(result: EvaluationResult) -> dict[str, Any]:
     return {key: value for key, value in result.to_json(DESK).items() if key != "per_case"}
 
 
-def _load() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()] if hasattr(os, "getloadavg") else []
-
-
 def main(argv: list[str] | None = None) -> int:
     config, args = _arguments(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    load_before = _load()
+    load_before = load_average()
     run = train(config)
     machine = {
         "cpus": os.cpu_count(),
         "load_average_before": load_before,
-        "load_average_after_training": _load(),
+        "load_average_after_training": load_average(),
     }
     results = compare(run)
     fresh = compare(run, check_seeds(config)) if config.check_seeds else {}

@@ -77,6 +77,15 @@ def library_versions(names: Sequence[str]) -> dict[str, str | None]:
     return out
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or ``None`` where the platform has none: a
+    figure taken on a busy machine says so."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
