@@ -18,10 +18,9 @@ from batchgate_gym.kernel.case_sources import (
     DeskCases,
     FixedCases,
     ProceduralCaseSource,
-    procedural_case,
 )
 
-from .cases import Case, case_from_dict, load_cases
+from .cases import Case, case_from_generated, load_cases
 from .generator import build_case
 from .generator.build import (
     DEFAULT_BATCHES,
@@ -57,7 +56,9 @@ class ProceduralCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=
 
 
 def build_procedural(seed: int, **knobs: Any) -> Case:
-    return procedural_case(case_from_dict, build_case(seed, **knobs), seed)
+    """The procedural case of ``seed`` and ``knobs``: the generator's output, trusted (its
+    audit is in the tests), made typed without the checks a case file's lines get."""
+    return case_from_generated(build_case(seed, **knobs))
 
 
 CASES = DeskCases(SPLITS, split_path, load_cases, Case, ProceduralCases)
