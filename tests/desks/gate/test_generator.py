@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import pathlib
+import random
 import re
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from batchgate_gym.desks.gate.generator import (
     variants,
     write_split,
 )
+from batchgate_gym.desks.gate.generator.ids import IdPool
 
 CLEAN = ("clean-control", "legit-edge")
 # Every rule of the contract as (table, column, defect type): what must be planted somewhere.
@@ -420,6 +422,32 @@ def test_hundred_thousand_rows_per_batch() -> None:
     assert_truth_matches_audit(case)
     customers = build_case(12, family="dimension-fanout", rows_per_batch=(100_000, 100_000))
     assert_truth_matches_audit(customers)
+
+
+def one_at_a_time(rng: random.Random, used: set[int], low: int, span: int, count: int) -> list[int]:
+    """Ids drawn one by one, each repeat drawn again: what ``IdPool.take`` must give."""
+    fresh: list[int] = []
+    while len(fresh) < count:
+        number = low + int(rng.random() * span)
+        if number not in used:
+            used.add(number)
+            fresh.append(number)
+    return fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), digits=st.integers(1, 3), counts=st.lists(st.integers(0, 6), max_size=5))
+def test_id_pool_draws_as_if_one_at_a_time(seed: int, digits: int, counts: list[int]) -> None:
+    """Draws made at once give the ids, and leave the stream, as draws one by one do,
+    also when a range as small as 1..9 makes repeats common."""
+    pool, reference = IdPool(random.Random(seed), "C", digits), random.Random(seed)
+    used: set[int] = set()
+    low = 10 ** (digits - 1)
+    for count in counts:
+        count = min(count, 9 * low - len(used))
+        expected = one_at_a_time(reference, used, low, 9 * low, count)
+        assert pool.take(count) == [f"C{number}" for number in expected]
+    assert pool._rng.random() == reference.random()
 
 
 # --- audit rules on hand-made rows ---------------------------------------------------

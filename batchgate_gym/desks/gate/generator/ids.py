@@ -9,6 +9,7 @@ customer cannot be spotted by where its id falls.
 
 from __future__ import annotations
 
+import itertools
 import random
 
 CUSTOMER_PREFIX = "C"
@@ -41,14 +42,28 @@ class IdPool:
         self._used: set[int] = set()
 
     def take(self, count: int) -> list[str]:
-        """``count`` fresh ids, in random order, never handed out before by this pool."""
+        """``count`` fresh ids, in random order, never handed out before by this pool.
+
+        Each draw that repeats an id already handed out is drawn again. At least ``count``
+        draws are needed, so they are made at once; when none repeats (nearly always: the
+        range is ten times what a case needs), they are the ids, and otherwise they are
+        kept or dropped in turn and the draws go on one by one, as if made one at a time.
+        """
         used, low, span, rand = self._used, self._low, self._span, self._rng.random
-        fresh: list[int] = []
-        while len(fresh) < count:
-            number = low + int(rand() * span)
-            if number not in used:
-                used.add(number)
-                fresh.append(number)
+        fresh = [low + int(rand() * span) for _ in itertools.repeat(None, count)]
+        if len(set(fresh)) == count and used.isdisjoint(fresh):
+            used.update(fresh)
+        else:
+            drawn, fresh = fresh, []
+            for number in drawn:
+                if number not in used:
+                    used.add(number)
+                    fresh.append(number)
+            while len(fresh) < count:
+                number = low + int(rand() * span)
+                if number not in used:
+                    used.add(number)
+                    fresh.append(number)
         prefix = self._prefix
         return [f"{prefix}{number}" for number in fresh]
 

@@ -34,14 +34,18 @@ WAREHOUSE_ORDERS = 30
 
 def money(cents: int) -> str:
     """Cents as the string the exports carry: ``117806`` -> ``"1178.06"``."""
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole}.{part:02d}"
+    return _MONEY % divmod(cents, 100) if cents >= 0 else _REFUND % divmod(-cents, 100)
+
+
+_MONEY, _REFUND = "%d.%02d", "-%d.%02d"  # whole units and cents, as ``money`` writes them
 
 
 def email_for(customer_id: str) -> str:
     """One address pattern for every customer, so a re-sent row cannot differ in it."""
-    return f"{customer_id.lower()}@{EMAIL_DOMAIN}"
+    return customer_id.lower() + _AT_DOMAIN
+
+
+_AT_DOMAIN = "@" + EMAIL_DOMAIN
 
 
 def plausible_cents(rng: random.Random) -> int:
@@ -65,7 +69,8 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
         {
             "order_id": order_id,
             "customer_id": customer,
-            "amount": money(-amount if status == "refunded" else amount),
+            # money(), written out: a refund's amount is negative (a row's string in C)
+            "amount": _REFUND % divmod(amount, 100) if status == "refunded" else _MONEY % divmod(amount, 100),
             "currency": CURRENCY,
             "status": status,
             "order_date": date,
@@ -82,6 +87,11 @@ def customer_rows(rng: random.Random, customer_ids: list[str]) -> list[dict[str,
     countries = rng.choices(ALLOWED_COUNTRIES, k=count)
     signups = rng.choices(SIGNUP_DATES, k=count)
     return [
-        {"customer_id": customer, "email": email_for(customer), "country": country, "signup_date": signup}
+        {
+            "customer_id": customer,
+            "email": customer.lower() + _AT_DOMAIN,  # email_for(), written out
+            "country": country,
+            "signup_date": signup,
+        }
         for customer, country, signup in zip(customer_ids, countries, signups, strict=True)
     ]
