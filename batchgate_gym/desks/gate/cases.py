@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.ledger import canonical_json
-from batchgate_gym.kernel.plain import frozen_shared
+from batchgate_gym.kernel.plain import FrozenDict, frozen_shared
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -129,18 +129,30 @@ def _digest(case: Case) -> str:
         ]
         for b in case.batches
     ]
-    body = [
-        case.case_id,
-        case.family,
-        case.variant,
-        case.seed,
-        case.prompt,
-        case.contract,  # read-only, and encoded as the plain JSON it came from
-        case.customers,
-        case.orders,
-        batches,
-    ]
-    return hashlib.sha256(canonical_json(body).encode("ascii")).hexdigest()
+    # The canonical JSON of [case_id, family, variant, seed, prompt, contract, customers,
+    # orders, batches], written in three parts: the contract, read-only and shared by the
+    # cases of a file or a generator, is encoded once.
+    head = canonical_json([case.case_id, case.family, case.variant, case.seed, case.prompt])
+    tail = canonical_json([case.customers, case.orders, batches])
+    text = f"{head[:-1]},{_contract_text(case.contract)},{tail[1:]}"
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _contract_text(contract: Mapping[str, Any]) -> str:
+    """The canonical JSON of a case's contract, made once per read-only contract object."""
+    if type(contract) is not FrozenDict:  # one that could change is encoded every time
+        return canonical_json(contract)
+    kept = _CONTRACT_TEXTS.get(id(contract))
+    if kept is None or kept[0] is not contract:
+        if len(_CONTRACT_TEXTS) >= _CONTRACT_TEXTS_KEPT:
+            _CONTRACT_TEXTS.clear()
+        kept = _CONTRACT_TEXTS[id(contract)] = (contract, canonical_json(contract))
+    return kept[1]
+
+
+# id -> (the contract, held so that its id stays its own; its text)
+_CONTRACT_TEXTS: dict[int, tuple[Mapping[str, Any], str]] = {}
+_CONTRACT_TEXTS_KEPT = 64
 
 
 def staging_table_name(batch_id: str) -> str:

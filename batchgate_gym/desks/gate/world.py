@@ -54,7 +54,8 @@ _INSERT = {
 MART_SQL = (
     "SELECT COALESCE(SUM(o.amount), 0) FROM wh_orders o JOIN wh_customers c ON o.customer_id = c.customer_id"
 )
-_AMOUNT = ORDER_COLUMNS.index("amount")
+if len(ORDER_COLUMNS) != 6 or ORDER_COLUMNS.index("amount") != 2:
+    raise ImportError("warehouse_rows reads an order's six cells, the amount third")
 # Statements one world keeps compiled: an eval split's worth (32 cases) of checks,
 # orphan counts, loads and marts, each keyed by its case's schema (a compiled contract
 # check holds about 22 KB; a load or a mart a few KB). Cycling through more keyed
@@ -73,9 +74,14 @@ def loader_amount(text: str) -> float:
 
 
 def warehouse_rows(table: str, rows: tuple[tuple[str, ...], ...]) -> list[tuple[Any, ...]]:
+    """The rows the loader writes for a batch of ``table``: an order's amount as
+    :func:`loader_amount` reads it (``float``, in one pass while every amount is a number)."""
     if table == "customers":
         return list(rows)
-    return [row[:_AMOUNT] + (loader_amount(row[_AMOUNT]),) + row[_AMOUNT + 1 :] for row in rows]
+    try:
+        return [(o, c, float(amount), cur, st, day) for o, c, amount, cur, st, day in rows]
+    except ValueError:
+        return [(o, c, loader_amount(amount), cur, st, day) for o, c, amount, cur, st, day in rows]
 
 
 @dataclass(eq=False)
@@ -124,11 +130,16 @@ def prepare(case: Case) -> PreparedCase:
     return case.derived("prepared", lambda: _build(case))
 
 
+def _small(case: Case) -> bool:
+    """Whether the case's rows, in the warehouse and staging together, make a small image."""
+    rows = len(case.customers) + len(case.orders) + sum(len(batch.rows) for batch in case.batches)
+    return rows <= _SMALL_CASE_ROWS
+
+
 def _page_size(case: Case) -> str:
     """Small pages for a small case: every live world holds a copy of its image, and one
     of the default 4 KB pages per table would be mostly empty; big batches keep 4 KB."""
-    rows = len(case.customers) + len(case.orders) + sum(len(batch.rows) for batch in case.batches)
-    return f"PRAGMA page_size={1024 if rows <= _SMALL_CASE_ROWS else 4096}"
+    return f"PRAGMA page_size={1024 if _small(case) else 4096}"
 
 
 def _build(case: Case) -> PreparedCase:
@@ -136,7 +147,8 @@ def _build(case: Case) -> PreparedCase:
     try:
         return _build_on(conn, case)
     finally:
-        conn.deserialize(schema_image(_SCHEMA))  # let go of the case's rows now
+        if not _small(case):  # let go of a big case's rows now; a small one waits for the next build
+            conn.deserialize(schema_image(_SCHEMA))
 
 
 def _builder() -> sqlite3.Connection:
