@@ -73,7 +73,12 @@ class WeightedScore:
 
     def as_dict(self) -> dict[str, Any]:
         """The reward, then each term (as floats, in weight order), then each metric as it is."""
-        out: dict[str, Any] = {"reward": float(self.reward)}
+        return self.dict_with_reward(float(self.reward))
+
+    def dict_with_reward(self, reward: Any) -> dict[str, Any]:
+        """:meth:`as_dict` with ``reward`` shown as given: a score that shows its reward
+        otherwise (rounded, say) sums the weighted terms once, not once more to overwrite."""
+        out: dict[str, Any] = {"reward": reward}
         out.update({name: float(getattr(self, name)) for name in self.WEIGHTS})
         for name in _metric_names(type(self)):
             out[name] = getattr(self, name)

@@ -139,8 +139,8 @@ class RefundScore(WeightedScore):
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, each metric, then the
         money cost rounded to 4 decimals."""
-        out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
-        out["reward"] = round(float(self.reward), 4)
+        # slots=True makes a new class: no zero-argument super()
+        out = WeightedScore.dict_with_reward(self, round(float(self.reward), 4))
         out["money_cost"] = round(float(self.money_cost), 4)
         return out
 

@@ -131,6 +131,23 @@ def test_weights_terms_metrics_and_the_rounded_reward():
         grade(CASES["cur-clean-01"], [], "strict", verified=True)
 
 
+def test_as_dict_shows_the_weighted_sum_less_the_money_cost_summed_once(monkeypatch):
+    import batchgate_gym.kernel.scoring as scoring
+
+    half, one, zero = Fraction(1, 2), Fraction(1), Fraction(0)
+    score = RefundScore(one, half, zero, one, one, 1, 0, 0, 250, money_cost=Fraction(1, 3))
+    sums = []
+    real = scoring.weighted_sum
+    monkeypatch.setattr(
+        scoring, "weighted_sum", lambda weights, terms: sums.append(1) or real(weights, terms)
+    )
+    shown = score.as_dict()
+    expected = sum((WEIGHTS[name] * getattr(score, name) for name in WEIGHTS), Fraction(0)) - score.money_cost
+    assert shown["reward"] == round(float(expected), 4) == 0.3667
+    assert shown["money_cost"] == 0.3333 and list(shown)[:6] == ["reward", *WEIGHTS]
+    assert len(sums) == 1  # the episode's last step grades once: the terms are not summed again
+
+
 # -- task_completed, original ---------------------------------------------------------------------
 def test_original_escalation_completes_with_any_id_and_no_payment():
     assert live("cur-overcap-01", "original", [escalate("ORD-0000")])["task_completed"] == 1
