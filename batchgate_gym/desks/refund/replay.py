@@ -31,9 +31,14 @@ from .world import RULES, Payment, RefundWorld
 
 
 def score_live(world: RefundWorld) -> RefundScore:
-    """The score of the world's episode from its own log and payment record."""
+    """The score of the world's episode from its own log and payment record.
+
+    The live log is the desk's own, every entry written by its ledger from a call the
+    desk ran, so its chain is not walked again here (it is where a log leaves the
+    environment: export, replay, results files); the default rules still ask for the seal.
+    """
     ledger = world.ledger
-    verified = ledger.linked() and (world.original or ledger.sealed)
+    verified = world.original or ledger.sealed
     return grade(world.case, ledger.entries, world.rules, verified=verified, payments=world.payments)
 
 

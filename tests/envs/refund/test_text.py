@@ -231,3 +231,20 @@ def test_a_log_key_chains_with_hmac():
     assert keyed_info["score"] == plain_info["score"]
     assert keyed_info["log_intact"] and keyed_info["log_head"] != plain_info["log_head"]
     assert len(CASE_IDS) == 32
+
+
+def test_an_episode_end_walks_the_live_log_once_for_the_info_not_again_to_grade(env, monkeypatch):
+    """The live log is not re-verified to grade it: the last step's only pass over the
+    chain is the one that states ``log_intact``; the hashes are recomputed on export."""
+    from batchgate_gym.kernel.ledger import Ledger
+
+    walks = []
+    real = Ledger._holds
+    monkeypatch.setattr(Ledger, "_holds", lambda ledger, rehash: walks.append(rehash) or real(ledger, rehash))
+    env.reset(options={"case_id": "cur-clean-01"})
+    env.step('lookup_order("ORD-8810"); refund_history("ORD-8810")')
+    *_, terminated, _truncated, info = env.step('reply("Nothing more is owed.")')
+    assert terminated and info["log_intact"] is True and info["score"]["log_replayable"] == 1.0
+    assert walks == [False]
+    env.export_log()
+    assert walks == [False, True]
