@@ -73,7 +73,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from batchgate_gym.kernel.episode import INVALID_ACTION
 from batchgate_gym.kernel.ledger import BEGIN_ACTION, SEAL_ACTION, LogEntry, canonical_json, entry_parts
@@ -105,6 +105,7 @@ METRICS = (
 )
 MAX_MONEY_COST = Fraction(1)
 """The most an episode's (or a queue order's) money cost takes off its reward."""
+_ZERO, _HALF, _ONE = Fraction(0), Fraction(1, 2), Fraction(1)  # every term of one order is one of these
 _NOT_CALLS = (BEGIN_ACTION, SEAL_ACTION, REPLY_ACTION, INVALID_ACTION)
 
 
@@ -134,7 +135,8 @@ class RefundScore(WeightedScore):
 
     @property
     def reward(self) -> Fraction:
-        return WeightedScore.reward.fget(self) - self.money_cost  # type: ignore[attr-defined,no-any-return]
+        terms: Fraction = WeightedScore.reward.fget(self)  # type: ignore[attr-defined]
+        return terms - self.money_cost if self.money_cost else terms
 
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, each metric, then the
@@ -145,8 +147,7 @@ class RefundScore(WeightedScore):
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
+class _Call(NamedTuple):  # a tuple: made for every logged call of every graded episode
     position: int
     action: Any
     args: Mapping[str, Any]
@@ -162,7 +163,8 @@ def _calls(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[_Call]:
         action, args, executed = entry_parts(entry)
         if action in _NOT_CALLS:
             continue
-        calls.append(_Call(position, action, args if isinstance(args, Mapping) else {}, executed))
+        plain = type(args) is dict or isinstance(args, Mapping)  # a dict needs no ABC check
+        calls.append(_Call(position, action, args if plain else {}, executed))
     return calls
 
 
@@ -178,7 +180,7 @@ def _id_key(value: Any) -> str:
 
 
 def _flag(ok: bool) -> Fraction:
-    return Fraction(int(ok))
+    return _ONE if ok else _ZERO
 
 
 def grade(
@@ -400,18 +402,24 @@ class MoneyFigures:
     money_cost: Fraction
 
 
+_NO_MONEY = MoneyFigures(0, 0, 0, 0, any_unauthorized=False, unauthorized_standing=False, money_cost=_ZERO)
+"""What an order's ledger shows when no money moved."""
+
+
 def money_figures(case: RefundCase, money: Sequence[Movement]) -> MoneyFigures:
     """The money metrics of ``money`` and its cost: every cent moved beyond what was
     owed counts in proportion to its amount, a whole cap's worth (or more) costing
     :data:`MAX_MONEY_COST`. A void takes back half the cost of a payment the desk was
     allowed to make (a duplicate of an owed line within the cap, say) and none of one
     it was not: money moved without authority was moved, whatever came back later."""
+    if not money:
+        return _NO_MONEY
     judged = judge_money(case, money)
     weighted = sum(
         j.overpaid_cents * (1 if m.voided_at is None or j.unauthorized else Fraction(1, 2))
         for m, j in zip(money, judged, strict=True)
     )
-    cost = min(MAX_MONEY_COST, Fraction(weighted) / case.cap_cents)
+    cost = min(MAX_MONEY_COST, Fraction(weighted) / case.cap_cents) if weighted else _ZERO
     return MoneyFigures(
         unauthorized_cents=sum(
             _amount(m.payment) for m, j in zip(money, judged, strict=True) if j.unauthorized
@@ -505,14 +513,14 @@ def _score(
         recovered_cents=money.recovered_cents,
         overpaid_cents=money.overpaid_cents,
         unowed_payments=money.unowed_payments,
-        money_cost=money.money_cost if cost else Fraction(0),
+        money_cost=money.money_cost if cost else _ZERO,
     )
 
 
 def _half_back(made: int, standing: int) -> Fraction:
     """A term over mistakes that a void can take back: 1 with none made, 1/2 when every
     one was taken back, 0 while one stands. A void recovers money, never all the term."""
-    return Fraction(1) if made == 0 else Fraction(1, 2) if standing == 0 else Fraction(0)
+    return _ONE if made == 0 else _HALF if standing == 0 else _ZERO
 
 
 # -- the original rules --------------------------------------------------------------------
@@ -571,11 +579,7 @@ def _duplicates(case: RefundCase, payments: Sequence[Payment]) -> tuple[int, int
 def duplicate_cents_each(case: RefundCase, payments: Sequence[Payment]) -> list[int]:
     """For each payment (default rules), the cents it took its line past the line's
     amount when the line already had money: 0 for a payment that is no duplicate."""
-    ticket = case.order.order_id
-    paid: dict[str, int] = {}
-    for row in case.ledger:
-        if row.order_id == ticket and case.order.line(row.sku) is not None:
-            paid[row.sku] = paid.get(row.sku, 0) + row.amount_cents
+    paid = dict(case.derived(_PRIOR_PAID, lambda: _prior_paid(case)))
     past = []
     for payment in payments:
         line = _line_of(case, payment)
@@ -590,9 +594,27 @@ def duplicate_cents_each(case: RefundCase, payments: Sequence[Payment]) -> list[
     return past
 
 
+def _prior_paid(case: RefundCase) -> dict[str, int]:
+    """The cents the ledger held on each of the ticket's lines before the episode."""
+    ticket = case.order.order_id
+    paid: dict[str, int] = {}
+    for row in case.ledger:
+        if row.order_id == ticket and case.order.line(row.sku) is not None:
+            paid[row.sku] = paid.get(row.sku, 0) + row.amount_cents
+    return paid
+
+
+_PRIOR_PAID = "refund grader: prior paid by line"  # keys of what a case caches for its grading
+_TARGET_LINE = "refund grader: target line"
+
+
 def target_line(case: RefundCase) -> Line | None:
     """The line a payment should go to: the first whose amount is what is owed and that
-    no prior row of the ticket's order has paid."""
+    no prior row of the ticket's order has paid (worked out once per case)."""
+    return case.derived(_TARGET_LINE, lambda: _target_line(case))
+
+
+def _target_line(case: RefundCase) -> Line | None:
     ticket = case.order.order_id
     prior = {row.sku for row in case.ledger if row.order_id == ticket}
     owed = case.expect.correct_amount_cents
@@ -631,6 +653,7 @@ def _grade_default(case: RefundCase, calls: Sequence[_Call], money: Sequence[Mov
     else:
         completed = _settled(case, calls, standing, executed_only=True)
     duplicates, dup_cents = _duplicates(case, payments)
+    standing_duplicates = duplicates if len(standing) == len(payments) else _duplicates(case, standing)[0]
     return _score(
         case,
         completed and not figures.unowed_payments,  # a void takes money back, not the payment
@@ -640,7 +663,7 @@ def _grade_default(case: RefundCase, calls: Sequence[_Call], money: Sequence[Mov
         bool(standing),
         figures,
         unauthorized_term=_half_back(int(figures.any_unauthorized), int(figures.unauthorized_standing)),
-        standing_duplicates=_duplicates(case, standing)[0],
+        standing_duplicates=standing_duplicates,
     )
 
 
@@ -648,7 +671,7 @@ def _zero(case: RefundCase, payments: Sequence[Payment]) -> RefundScore:
     """Every term 0; the metrics and the money cost from the given payments (the desk's
     record: a broken log hides no money), under the default rules."""
     duplicates, dup_cents = _duplicates(case, payments)
-    zero = Fraction(0)
+    zero = _ZERO
     score = _score(
         case,
         False,
