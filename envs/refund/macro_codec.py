@@ -24,6 +24,7 @@ import numpy as np
 
 from batchgate_gym.kernel.text_policy import ToolCallDict, action, call, results
 
+# The order of the moves is the layout's, and RefundMacroTracker.mask lists them in it.
 DESK_MOVES: tuple[str, ...] = ("lookup", "history", "escalate", "reply")
 LINE_MOVES: tuple[str, ...] = ("pay", "repay")
 RECOVERY_MOVES: tuple[str, ...] = ("void",)  # per line, only when the desk offers recovery
@@ -106,6 +107,7 @@ class Ticket:
     max_turns: int
 
 
+@functools.lru_cache(maxsize=256)  # a fixed case's task text is one string, read once
 def read_ticket(task: str) -> Ticket:
     """The ticket line, the cap and the turn limit of a reset observation (one ticket:
     a task that announces a queue of them is refused)."""
@@ -262,23 +264,23 @@ class RefundMacroTracker:
         whose latest payment answered with an error; with recovery, a void on a line
         whose fresh history shows two or more payments standing, while one of the
         keys sent on it is not yet voided. Replying is always allowed."""
-        allowed = np.zeros(self.layout.n_actions, dtype=np.int8)
-        allowed[self.layout.index(-1, "lookup")] = not self.looked_up
-        allowed[self.layout.index(-1, "history")] = not self.history_fresh
-        allowed[self.layout.index(-1, "escalate")] = self.looked_up and not self.escalated
-        allowed[self.layout.index(-1, "reply")] = 1
-        for line, state in enumerate(self.lines):
-            allowed[self.layout.index(line, "pay")] = state.sent == 0
-            allowed[self.layout.index(line, "repay")] = state.sent > 0 and state.last_error
-            if self.layout.recovery:
-                allowed[self.layout.index(line, "void")] = (
+        # In the layout's order (DESK_MOVES, then each line's moves), one list made into one
+        # array: a move is allowed or not by its place, as RefundMacroLayout.index places it.
+        allowed = [not self.looked_up, not self.history_fresh, self.looked_up and not self.escalated, True]
+        recovery = self.layout.recovery
+        for state in self.lines:
+            allowed += (state.sent == 0, state.sent > 0 and state.last_error)
+            if recovery:
+                allowed.append(
                     self.history_fresh
                     and self._standing_rows(state) >= 2
                     and self._void_key(state) is not None
                 )
-        return allowed
+        allowed += [False] * (self.layout.n_actions - len(allowed))  # the line slots the order lacks
+        return np.array(allowed, dtype=np.int8)
 
     def vector(self) -> np.ndarray:
+        # Flags stay bools until the one conversion: float32(True) is 1.0, as float(True) was.
         values = self._global_features()
         for state in self.lines:
             values += self._line_features(state)
@@ -289,34 +291,36 @@ class RefundMacroTracker:
         rows = self.history or []
         cap = self.ticket.cap_cents
         return [
-            float(self.looked_up),
-            float(self.history is not None),
-            float(self.history_fresh),
-            float(self.escalated),
-            float(any(state.sent for state in self.lines)),
-            float(any(state.last_error for state in self.lines)),
+            self.looked_up,
+            self.history is not None,
+            self.history_fresh,
+            self.escalated,
+            any(state.sent for state in self.lines),
+            any(state.last_error for state in self.lines),
             len(self.lines) / self.layout.lines,
-            float(self.total_cents > cap),
+            self.total_cents > cap,
             min(1.0, len(rows) / self.layout.lines),
-            float(any(row.get("in_flight") for row in rows)),
+            any(row.get("in_flight") for row in rows),
             min(1.0, self.turn / max(1, self.ticket.max_turns)),
         ]
 
     def _line_features(self, state: LineState) -> list[float]:
         rows = [row for row in self.history or [] if row.get("sku") == state.sku]
         cap = self.ticket.cap_cents
-        return [
+        features = [
             1.0,
             state.amount_cents / (state.amount_cents + cap) if state.amount_cents > 0 else 0.0,
-            float(state.amount_cents > cap),
-            float(bool(rows)),
-            float(any(row.get("in_flight") for row in rows)),
-            float(any(row.get("idempotency_key") in state.keys for row in rows)),
-            float(state.sent > 0),
-            float(state.sent > 1),
-            float(state.last_error),
-            *([float(bool(state.voided))] if self.layout.recovery else []),
+            state.amount_cents > cap,
+            bool(rows),
+            any(row.get("in_flight") for row in rows),
+            any(row.get("idempotency_key") in state.keys for row in rows),
+            state.sent > 0,
+            state.sent > 1,
+            state.last_error,
         ]
+        if self.layout.recovery:
+            features.append(bool(state.voided))
+        return features
 
 
 _TOOL_OF_MOVE = {
