@@ -4,6 +4,7 @@ the knobs, the sources, and the reference policies played through the environmen
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -17,7 +18,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from batchgate_gym.desks.refund.cases import CAP_CENTS, RefundCase, case_from_dict, dumps_case, load_cases
+from batchgate_gym.desks.refund.cases import (
+    CAP_CENTS,
+    RefundCase,
+    case_from_dict,
+    case_from_generator,
+    case_to_dict,
+    dumps_case,
+    load_cases,
+)
 from batchgate_gym.desks.refund.generator import (
     FAMILIES,
     SPLITS,
@@ -195,6 +204,64 @@ def test_every_generated_case_passes_the_audit() -> None:
         case = build_case(seed)
         assert audit_case(case) == [], seed
         case_from_dict(case, f"seed {seed}")
+
+
+def _fields(case: RefundCase) -> list[tuple[str, type, Any]]:
+    return [
+        (field.name, type(getattr(case, field.name)), getattr(case, field.name))
+        for field in dataclasses.fields(case)
+        if field.name != "_cache"
+    ]
+
+
+def test_the_generator_audit_its_cases_are_what_the_checked_path_gives() -> None:
+    """A procedural reset builds the generator's case without checking it field by field
+    (``case_from_generator``): what stands in for that check is this audit, over every
+    family and thousands of seeds, with the knobs moved. Each dict passes the check and
+    the audit, and the case built from it unchecked is the checked one, field for field
+    (types too), with the same digest as its written form gives."""
+    knob_sets: list[dict[str, Any]] = [
+        {},
+        {"lines": 7, "prior_rows": 12},
+        {"lag_depth": 3, "fault_rate": 1.0},
+        {"cap_cents": 12_345, "lag_depth": 0},
+        {"lines": 1, "fault_rate": 0.0, "cap_cents": 5000},
+    ]
+    count = 0
+    for family in FAMILIES:
+        for seed in range(300):
+            knobs = knob_sets[seed % len(knob_sets)]
+            data = build_case(seed, family=family, **knobs)
+            checked = case_from_dict(copy.deepcopy(data), "checked")
+            unchecked = case_from_generator(data, "generated")
+            assert _fields(unchecked) == _fields(checked), (family, seed)
+            assert [type(row.in_flight) for row in unchecked.ledger] == [bool] * len(checked.ledger)
+            written = case_to_dict(unchecked)
+            assert (
+                unchecked.digest
+                == checked.digest
+                == hashlib.sha256(
+                    json.dumps(written, sort_keys=True, separators=(",", ":")).encode()
+                ).hexdigest()
+            )
+            assert audit_case(data) == [], (family, seed)
+            count += 1
+    assert count == 2400
+
+
+def test_a_procedural_reset_does_not_check_the_generated_case_again(monkeypatch) -> None:
+    import batchgate_gym.desks.refund.cases as cases_module
+    from batchgate_gym.envs.refund.text import RefundDeskEnv
+
+    def refused(*_args: Any) -> RefundCase:
+        raise AssertionError("a generated case was checked again on reset")
+
+    env = RefundDeskEnv()
+    monkeypatch.setattr(cases_module, "case_from_dict", refused)
+    env.reset(seed=11)
+    assert env.world.case.digest == case_from_dict(build_case(env.world.case.seed), "x").digest
+    with pytest.raises(AssertionError, match="checked again"):
+        RefundDeskEnv(tickets=3).reset(seed=11)  # a queue still goes through the check
 
 
 def test_the_audit_accepts_the_original_eval() -> None:
