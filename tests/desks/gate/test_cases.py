@@ -45,6 +45,22 @@ def broken(mutate):
         (lambda d: d["batches"][0].update(table="invoices"), "field 'batches[0].table'"),
         (lambda d: d["batches"][2]["rows"][0].pop("email"), "field 'batches[2].rows[0]': missing ['email']"),
         (
+            lambda d: d["batches"][2]["rows"][0].update(note="x"),
+            "field 'batches[2].rows[0]': missing [], unexpected ['note']",
+        ),
+        (
+            lambda d: d["batches"][0]["rows"][1].update(amt=d["batches"][0]["rows"][1].pop("amount")),
+            "field 'batches[0].rows[1]': missing ['amount'], unexpected ['amt']",
+        ),
+        (
+            lambda d: d["warehouse"]["customers"][1].update(country=None),
+            "field 'warehouse.customers[1].country': expected a string, got NoneType",
+        ),
+        (
+            lambda d: d["warehouse"]["orders"].append([]),
+            "field 'warehouse.orders[1]': expected dict, got list",
+        ),
+        (
             lambda d: d["batches"][1]["truth"]["defects"][0].update(type="typo"),
             "field 'batches[1].truth.defects[0].type'",
         ),
