@@ -23,7 +23,7 @@ from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
-from batchgate_gym.kernel.plain import frozen
+from batchgate_gym.kernel.plain import FrozenDict, frozen
 from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, keyed_by, schema_key
 from batchgate_gym.kernel.sqlite_image import (
     open_connection,
@@ -232,19 +232,17 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
         conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more
         schema = (stamp(conn), digest)
     image = conn.serialize()
-    listing = frozen(
-        {
-            "batches": [
-                {
-                    "batch_id": b.batch_id,
-                    "table": b.table,
-                    "rows": len(b.rows),
-                    "staging_table": b.staging_table,
-                    "source": b.source,
-                }
-                for b in case.batches
-            ]
-        }
+    listing = FrozenDict(  # frozen() of the same dicts and list, made read-only as it is built
+        batches=tuple(
+            FrozenDict(
+                batch_id=b.batch_id,
+                table=b.table,
+                rows=len(b.rows),
+                staging_table=b.staging_table,
+                source=b.source,
+            )
+            for b in case.batches
+        )
     )
     return PreparedCase(case, image, listing, reference, schema)
 
