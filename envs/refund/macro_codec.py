@@ -61,11 +61,11 @@ class RefundMacroLayout:
     def line_features(self) -> int:
         return LINE_FEATURES + (RECOVERY_FEATURES if self.recovery else 0)
 
-    @property
+    @functools.cached_property
     def n_actions(self) -> int:
         return len(DESK_MOVES) + self.lines * len(self.line_moves)
 
-    @property
+    @functools.cached_property
     def n_features(self) -> int:
         return GLOBAL_FEATURES + self.lines * self.line_features
 

@@ -209,8 +209,10 @@ class RefundWorld:
 
     @property
     def ticket(self) -> RefundCase:
-        """The ticket being worked: the case itself, or one of its queue after a reply."""
-        return self.case.tickets[self.ticket_index]
+        """The ticket being worked: the case itself, or one of its queue after a reply
+        (``case.tickets[ticket_index]``, read without building that tuple on every call)."""
+        case, index = self.case, self.ticket_index
+        return case if index == 0 else case.queue[index - 1]
 
     @property
     def cap_cents(self) -> int:
