@@ -14,6 +14,7 @@ share one translation.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,15 +60,16 @@ class GateMacroLayout:
 
     slots: int = 4
 
-    @property
+    # Worked out once: every move asks for them.
+    @functools.cached_property
     def n_actions(self) -> int:
         return self.slots * len(SLOT_MOVES) + 1
 
-    @property
+    @functools.cached_property
     def n_features(self) -> int:
         return self.slots * SLOT_FEATURES + 1
 
-    @property
+    @functools.cached_property
     def submit(self) -> int:
         return self.n_actions - 1
 
@@ -242,19 +244,20 @@ class GateMacroTracker:
                 state.mask_epoch = self.load_epoch
         return allowed.copy()
 
-    def _slot_mask(self, state: SlotState) -> np.ndarray:
-        allowed = np.zeros(len(SLOT_MOVES), dtype=np.int8)
+    def _slot_mask(self, state: SlotState) -> list[int]:
+        """The slot's moves, 1 where allowed, in :data:`SLOT_MOVES` order (one list, which
+        NumPy copies into the mask in one go)."""
+        allowed = [0] * len(SLOT_MOVES)
         if state.decided:
             return allowed
-        on = [_MOVE_AT["load"]]
+        allowed[_MOVE_AT["load"]] = 1
         if state.profile is None:
-            on.append(_MOVE_AT["profile"])
+            allowed[_MOVE_AT["profile"]] = 1
         for name in state.rules:
             found = state.checks.get(name)
             if found is None or found[1] != self.load_epoch:  # not answered since the last load
-                on.append(_CHECK_AT[name])
-            on.append(_QUARANTINE_AT[name])
-        allowed[on] = 1
+                allowed[_CHECK_AT[name]] = 1
+            allowed[_QUARANTINE_AT[name]] = 1
         return allowed
 
     def vector(self) -> np.ndarray:
