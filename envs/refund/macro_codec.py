@@ -280,47 +280,44 @@ class RefundMacroTracker:
         return np.array(allowed, dtype=np.int8)
 
     def vector(self) -> np.ndarray:
-        # Flags stay bools until the one conversion: float32(True) is 1.0, as float(True) was.
-        values = self._global_features()
-        for state in self.lines:
-            values += self._line_features(state)
-        values += [0.0] * (self.layout.n_features - len(values))  # the line slots the order lacks
-        return np.array(values, dtype=np.float32)  # one conversion, not one per part
-
-    def _global_features(self) -> list[float]:
+        """The features in one list made into one array (flags stay bools until then:
+        float32(True) is 1.0, as float(True) was); a line's history rows are looked at only
+        when the history shows any."""
         rows = self.history or []
-        cap = self.ticket.cap_cents
-        return [
+        lines, ticket, slots = self.lines, self.ticket, self.layout.lines
+        cap = ticket.cap_cents
+        values: list[float] = [
             self.looked_up,
             self.history is not None,
             self.history_fresh,
             self.escalated,
-            any(state.sent for state in self.lines),
-            any(state.last_error for state in self.lines),
-            len(self.lines) / self.layout.lines,
+            any(state.sent for state in lines),
+            any(state.last_error for state in lines),
+            len(lines) / slots,
             self.total_cents > cap,
-            min(1.0, len(rows) / self.layout.lines),
-            any(row.get("in_flight") for row in rows),
-            min(1.0, self.turn / max(1, self.ticket.max_turns)),
+            min(1.0, len(rows) / slots),
+            bool(rows) and any(row.get("in_flight") for row in rows),
+            min(1.0, self.turn / max(1, ticket.max_turns)),
         ]
-
-    def _line_features(self, state: LineState) -> list[float]:
-        rows = [row for row in self.history or [] if row.get("sku") == state.sku]
-        cap = self.ticket.cap_cents
-        features = [
-            1.0,
-            state.amount_cents / (state.amount_cents + cap) if state.amount_cents > 0 else 0.0,
-            state.amount_cents > cap,
-            bool(rows),
-            any(row.get("in_flight") for row in rows),
-            any(row.get("idempotency_key") in state.keys for row in rows),
-            state.sent > 0,
-            state.sent > 1,
-            state.last_error,
-        ]
-        if self.layout.recovery:
-            features.append(bool(state.voided))
-        return features
+        recovery = self.layout.recovery
+        for state in lines:
+            amount, sent = state.amount_cents, state.sent
+            values += (1.0, amount / (amount + cap) if amount > 0 else 0.0, amount > cap)
+            mine = [row for row in rows if row.get("sku") == state.sku] if rows else rows
+            if mine:
+                keys = state.keys
+                values += (
+                    True,
+                    any(row.get("in_flight") for row in mine),
+                    any(row.get("idempotency_key") in keys for row in mine),
+                )
+            else:
+                values += (False, False, False)
+            values += (sent > 0, sent > 1, state.last_error)
+            if recovery:
+                values.append(bool(state.voided))
+        values += [0.0] * (self.layout.n_features - len(values))  # the line slots the order lacks
+        return np.array(values, dtype=np.float32)
 
 
 _TOOL_OF_MOVE = {
