@@ -120,16 +120,29 @@ class ProceduralCaseSource:
 
     def knobs(self) -> dict[str, Any]:
         """The source's knobs by name, in the order its fields are declared."""
-        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {name: getattr(self, name) for name in _knob_names(type(self))}
 
     def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        if not options:  # the source's own knobs, checked and normalised when it was made
+            return self.build(draw_seed(rng), **self.knobs())
         desk = type(self)
         return pick_procedural(
-            self, self.build, rng, options, tuple(self.knobs()), desk.check_knobs, desk.check_seed
+            self, self.build, rng, options, _knob_names(desk), desk.check_knobs, desk.check_seed
         )
 
     def build(self, seed: int, **knobs: Any) -> Any:
         raise NotImplementedError
+
+
+def _knob_names(source: type) -> tuple[str, ...]:
+    """A procedural source's knob names: its dataclass fields, in declared order (read once)."""
+    names = _KNOB_NAMES.get(source)
+    if names is None:
+        names = _KNOB_NAMES[source] = tuple(field.name for field in dataclasses.fields(source))
+    return names
+
+
+_KNOB_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def procedural_case(read: Callable[[Any, str], T], data: Any, seed: int) -> T:

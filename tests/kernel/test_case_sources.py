@@ -107,6 +107,43 @@ def test_a_desk_procedural_source_takes_its_checks_as_class_keywords():
             pass
 
 
+SOURCE_KNOBS = [
+    ("batchgate_gym.desks.gate.sources", "ProceduralCases", {"rows_per_batch": 5, "batches": 3}),
+    ("batchgate_gym.desks.refund.sources", "ProceduralRefundCases", {}),
+    ("batchgate_gym.desks.analyst.sources", "ProceduralAnalystCases", {"scale": 200}),
+]
+
+
+@pytest.mark.parametrize(("module", "name", "knobs"), SOURCE_KNOBS)
+def test_a_reset_without_options_builds_with_the_knobs_checked_when_the_source_was_made(
+    module: str, name: str, knobs: dict[str, Any]
+) -> None:
+    """A reset with no options skips the knobs' check: every desk's check gives back the
+    knobs it normalised (so checking them again changes nothing), and such a reset builds
+    from the same seed and knobs as one naming them all."""
+    import importlib
+
+    from batchgate_gym.kernel.case_sources import pick_procedural
+
+    source_type = getattr(importlib.import_module(module), name)
+    for source in (source_type(), source_type(**knobs)):
+        own = source.knobs()
+        again = dict(source_type.check_knobs(**own))
+        assert [(key, type(value), value) for key, value in again.items()] == [
+            (key, type(value), value) for key, value in own.items()
+        ]
+        built: list[tuple[int, dict[str, Any]]] = []
+
+        def recorded(seed: int, built: list[Any] = built, **knobs: Any) -> None:
+            built.append((seed, knobs))
+
+        object.__setattr__(source, "build", recorded)  # this instance records what it would build
+        source.pick(np.random.default_rng(3), {})
+        checks = (source_type.check_knobs, source_type.check_seed)
+        pick_procedural(source, recorded, np.random.default_rng(3), {}, tuple(own), *checks)
+        assert built[0] == built[1]
+
+
 def _resolve(cases: Any, **knobs: Any) -> Any:
     loaded: list[Any] = []
 
