@@ -81,9 +81,8 @@ class AnalystScore(WeightedScore):
     infra_errors: int
 
     def as_dict(self) -> dict[str, Any]:
-        out = WeightedScore.as_dict(self)
-        out["reward"] = round(float(self.reward), 4)
-        return out
+        """The reward rounded to 4 decimals, each term as a float, then each metric."""
+        return WeightedScore.dict_with_reward(self, round(float(self.reward), 4))
 
 
 def _number(value: Any) -> bool:

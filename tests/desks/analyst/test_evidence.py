@@ -160,3 +160,20 @@ def test_a_safety_net_firing_on_a_copy_is_an_infra_error_not_a_verdict(monkeypat
     env.close()
     assert (terminated or truncated) and reward == 0.0
     assert info["infra_error"] and "score" not in info
+
+
+def test_as_dict_shows_the_rounded_weighted_sum_summed_once(monkeypatch):
+    from fractions import Fraction
+
+    import batchgate_gym.kernel.scoring as scoring
+    from batchgate_gym.desks.analyst.grader import WEIGHTS, AnalystScore
+
+    score = AnalystScore(Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(0), 1, 2, 0)
+    sums = []
+    real = scoring.weighted_sum
+    monkeypatch.setattr(scoring, "weighted_sum", lambda weights, terms: sums.append(1) or real(weights, terms))
+    shown = score.as_dict()
+    expected = sum((WEIGHTS[name] * getattr(score, name) for name in WEIGHTS), Fraction(0))
+    assert shown["reward"] == round(float(expected), 4)
+    assert list(shown) == ["reward", *WEIGHTS, "fully_supported", "wrong_answers", "infra_errors"]
+    assert len(sums) == 1  # the terms are summed for the reward once, not again to round it
