@@ -20,6 +20,7 @@ import cProfile
 import json
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -160,11 +161,12 @@ def fresh_case_file(directory: Path, first_seed: int, count: int) -> Path:
 
 def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     """Milliseconds per careful episode through ``evaluate``, all in one run: over a case
-    file never read before (cold: read, validate, build, play, grade), over the same file
-    again (its cases kept by digest; a file of more cases than a connection keeps statements
-    compiles them again), over the cached eval split, and the bench's bare loop over that
-    split (one env, every case built): medians of ``repeats`` runs of each file and of
-    three times as many of the split, in turn."""
+    file never read before (cold: read, validate, build, play, grade), in a process of its
+    own that has seen no other case of the file's kind (:func:`in_fresh_process`), then
+    over the same file again in that process (its cases kept by digest; a file of more
+    cases than a connection keeps statements compiles them again); over the cached eval
+    split, and the bench's bare loop over that split (one env, every case built): medians
+    of ``repeats`` files and of three times as many runs of the split, in turn."""
     from batchgate_gym.app.evaluate import evaluate
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
@@ -189,13 +191,10 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     cold, again = [], []
     with tempfile.TemporaryDirectory() as directory:
         for run in range(repeats):
-            file = str(fresh_case_file(Path(directory), 10**6 * (run + 1), cases))
-
-            def over_file(file: str = file) -> Any:
-                return evaluate(careful(), cases=file, progress=False)
-
-            cold.append(per_episode(over_file, cases))
-            again.append(per_episode(over_file, cases))
+            file = fresh_case_file(Path(directory), 10**6 * (run + 1), cases)
+            timed = in_fresh_process(file, Path(directory), clock, profile=False)
+            cold.append(timed["cold_ms"])
+            again.append(timed["again_ms"])
     figures = {
         "cold_file_ms": statistics.median(cold),
         "same_file_again_ms": statistics.median(again),
@@ -217,10 +216,11 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
 
 
 # Where a cold episode's time goes (evaluate over a case file never read before):
-# bucket -> the functions whose cumulative time it takes. "run SQL (rest)" is the
-# guard's run less its compile-and-list of new statements.
+# bucket -> the functions whose cumulative time it takes. The buckets do not overlap:
+# reading the file is its bytes, digest and JSON, its cases' checks taken out; "run SQL
+# (rest)" is the guard's run less its compile-and-list of new statements.
 COLD_BUCKETS: dict[str, list[tuple[str, str]]] = {
-    "read the case file": [("kernel/case_files.py", "read_case_file")],
+    "read the case file (bytes, digest, JSON)": [("kernel/case_files.py", "read_case_file")],
     "check each case and make it typed": [("gate/cases.py", "case_from_dict")],
     "build the case's image (rows, reference mart)": [("gate/world.py", "_build")],
     "compile new statements (guard EXPLAIN, tables opened)": [("kernel/sqlguard.py", "_compile_and_list")],
@@ -229,27 +229,71 @@ COLD_BUCKETS: dict[str, list[tuple[str, str]]] = {
 }
 COLD_SQL_REST = "run SQL (rest)"
 COLD_OTHER = "other (parse, log, observations, turn loop)"
+_READ, _CHECK, _COMPILE = (
+    "read the case file (bytes, digest, JSON)",
+    "check each case and make it typed",
+    "compile new statements (guard EXPLAIN, tables opened)",
+)
 
 
-def cold_profile(cases: int, cold_ms: float, directory: Path) -> dict[str, float]:
+def cold_profile(cases: int, cold_ms: float, directory: Path, clock: str = "cpu") -> dict[str, float]:
     """Microseconds per cold careful episode, in :data:`COLD_BUCKETS`: cProfile's shares
-    of one profiled ``evaluate`` over a fresh file, scaled to ``cold_ms`` (the unprofiled
-    median of :func:`user_path`)."""
+    of one profiled ``evaluate`` over a fresh file, in a process of its own
+    (:func:`in_fresh_process`), scaled to ``cold_ms`` (the unprofiled median of
+    :func:`user_path`)."""
+    file = fresh_case_file(directory, 9 * 10**6, cases)
+    shares = in_fresh_process(file, directory, clock, profile=True)
+    return {bucket: round(share * cold_ms * 1e3, 1) for bucket, share in shares.items()}
+
+
+def _cold_shares(profiler: cProfile.Profile) -> dict[str, float]:
+    """A profiled cold run's buckets, as shares of its whole time."""
+    stats, total, spent = _spent(profiler, COLD_BUCKETS)
+    spent[_READ] -= spent[_CHECK]  # the checks run inside the read
+    spent[COLD_SQL_REST] = _cumulative(stats, "kernel/sqlguard.py", "run") - spent[_COMPILE]
+    spent[COLD_OTHER] = total - sum(spent.values())
+    return {bucket: share / total for bucket, share in spent.items()}
+
+
+_WARM_UP_SEED = 8 * 10**6  # the fresh process's first file, of cases no measured file holds
+
+
+def in_fresh_process(file: Path, directory: Path, clock: str, profile: bool) -> dict[str, float]:
+    """Time (or, with ``profile``, profile) careful ``evaluate`` over ``file`` in a new
+    Python process: a case file's first reading in a process that has played no case of
+    its kind, as a user's first command meets it. Earlier files in one process would have
+    left their schemas' statements compiled and explained (the guard keeps both per schema
+    digest, and small cases' schemas repeat). The process first plays a two-case file of
+    other seeds, so the imports and first-use costs of the process are not counted."""
+    warm_up = fresh_case_file(directory, _WARM_UP_SEED, 2)
+    command = [sys.executable, str(Path(__file__).resolve()), "--cold-file", str(file)]
+    command += ["--warm-up-file", str(warm_up), "--clock", clock, *(["--cold-profile"] if profile else [])]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    figures: dict[str, float] = json.loads(done.stdout)
+    return figures
+
+
+def cold_here(file: str, warm_up: str, clock: str, profile: bool) -> dict[str, float]:
+    """:func:`in_fresh_process`'s work, in this process (``--cold-file``)."""
     from batchgate_gym.app.evaluate import evaluate
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
-    file = str(fresh_case_file(directory, 9 * 10**6, cases))
-    profiler = cProfile.Profile()
-    profiler.enable()
-    evaluate(REFERENCE_POLICIES["careful"](), cases=file, progress=False)
-    profiler.disable()
-    stats, total, spent = _spent(profiler, COLD_BUCKETS)
-    spent[COLD_SQL_REST] = (
-        _cumulative(stats, "kernel/sqlguard.py", "run")
-        - spent["compile new statements (guard EXPLAIN, tables opened)"]
-    )
-    spent[COLD_OTHER] = total - sum(spent.values())
-    return {bucket: round(share / total * cold_ms * 1e3, 1) for bucket, share in spent.items()}
+    careful = REFERENCE_POLICIES["careful"]
+    evaluate(careful(), cases=warm_up, progress=False)
+    cases = len(Path(file).read_text().splitlines())
+    if profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        evaluate(careful(), cases=file, progress=False)
+        profiler.disable()
+        return _cold_shares(profiler)
+    timer = CLOCKS[clock]
+    figures = {}
+    for name in ("cold_ms", "again_ms"):
+        start = timer()
+        evaluate(careful(), cases=file, progress=False)
+        figures[name] = (timer() - start) / cases * 1e3
+    return figures
 
 
 def cold_profile_table(profile: dict[str, float]) -> str:
@@ -307,7 +351,7 @@ def extras(quick: bool, clock: str) -> dict[str, Any]:
         macro = macro_steps_per_second(steps, repeats, clock)
         path = user_path(cases, file_repeats, clock)
         with tempfile.TemporaryDirectory() as directory:
-            cold = cold_profile(cases, path["cold_file_ms"], Path(directory))
+            cold = cold_profile(cases, path["cold_file_ms"], Path(directory), clock)
     return {
         "profile": profiles(quick, clock),
         "user_path": path,
@@ -408,7 +452,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--before", default=None, help="a speed_profile.json to show beside this run's profile"
     )
+    parser.add_argument("--cold-file", help=argparse.SUPPRESS)  # in_fresh_process's child
+    parser.add_argument("--warm-up-file", help=argparse.SUPPRESS)
+    parser.add_argument("--cold-profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cold_file or args.warm_up_file or args.cold_profile:
+        if not (args.cold_file and args.warm_up_file):
+            parser.error("--cold-file and --warm-up-file go together (the script runs itself with them)")
+        print(json.dumps(cold_here(args.cold_file, args.warm_up_file, args.clock, args.cold_profile)))
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/speed.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -9,6 +9,7 @@ the whole episode.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -112,6 +113,12 @@ def test_the_user_path_is_measured_cold_and_warm_on_files_of_its_own(tmp_path) -
     path = script.user_path(4, 1, "cpu")
     for name in ("cold_file_ms", "same_file_again_ms", "evaluate_warm_ms", "bare_loop_ms"):
         assert path[name] > 0
+    # The cold file was read in a process of its own: this one never read it (a file read
+    # here would be kept by the digest of its bytes).
+    from batchgate_gym.kernel import case_files
+
+    measured = hashlib.sha256(script.fresh_case_file(tmp_path, 10**6, 4).read_bytes()).hexdigest()
+    assert case_files._CASE_FILES and all(digest != measured for _reader, digest in case_files._CASE_FILES)
     # The script divides the unrounded medians; the figures it reports are rounded to 4 places.
     assert path["cold_ratio"] == pytest.approx(path["cold_file_ms"] / path["bare_loop_ms"], abs=2e-3)
     table = script.user_path_table(path)
