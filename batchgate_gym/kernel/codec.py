@@ -512,26 +512,37 @@ def json_encoder(
     return encode
 
 
-_compact = json_encoder()
-# Results that are shared read-only values (a case's listing, contract, profiles) are
-# encoded once: id -> (the value, held so that its id stays its own, its text).
-_SHARED_TEXT: dict[int, tuple[Any, str]] = {}
-_SHARED_TEXT_MAX = 4096
+class SharedTexts:
+    """An encoder that keeps the text of each read-only value it encodes.
+
+    A :class:`~.plain.FrozenDict` made by :func:`~.plain.frozen` cannot change, and the
+    same one is shared by every world of a case (its listing, contract, profiles), so its
+    text is made once and handed out again: id -> (the value, held so that its id stays
+    its own, its text); the last ``most`` are kept. Any other value is encoded every time.
+    """
+
+    def __init__(self, encode: Callable[[Any], str], most: int) -> None:
+        self._encode = encode
+        self._most = most
+        self._kept: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, value: Any) -> str:
+        if type(value) is not FrozenDict:
+            return self._encode(value)
+        known = self._kept.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        text = self._encode(value)
+        if len(self._kept) >= self._most:
+            self._kept.clear()
+        self._kept[id(value)] = (value, text)
+        return text
+
+
+_compact = SharedTexts(json_encoder(), 4096)
 
 
 def compact_json(value: Any) -> str:
-    """A result as the observation shows it: compact ASCII JSON, no NaN or infinity.
-
-    A :class:`~.plain.FrozenDict` made by :func:`~.plain.frozen` cannot change, so its
-    text is kept and handed out again.
-    """
-    if type(value) is not FrozenDict:
-        return _compact(value)
-    known = _SHARED_TEXT.get(id(value))
-    if known is not None and known[0] is value:
-        return known[1]
-    text = _compact(value)
-    if len(_SHARED_TEXT) >= _SHARED_TEXT_MAX:
-        _SHARED_TEXT.clear()
-    _SHARED_TEXT[id(value)] = (value, text)
-    return text
+    """A result as the observation shows it: compact ASCII JSON, no NaN or infinity (a
+    read-only value's text made once: :class:`SharedTexts`)."""
+    return _compact(value)

@@ -72,19 +72,19 @@ class WeightedScore:
 
     __slots__ = ()
     WEIGHTS: ClassVar[Mapping[str, Fraction]]
+    REWARD_DIGITS: ClassVar[int | None] = None  # decimals ``as_dict`` shows the reward with (None: all)
 
     @property
     def reward(self) -> Fraction:
         return weighted_sum(self.WEIGHTS, {name: getattr(self, name) for name in self.WEIGHTS})
 
     def as_dict(self) -> dict[str, Any]:
-        """The reward, then each term (as floats, in weight order), then each metric as it is."""
-        return self.dict_with_reward(float(self.reward))
-
-    def dict_with_reward(self, reward: Any) -> dict[str, Any]:
-        """:meth:`as_dict` with ``reward`` shown as given: a score that shows its reward
-        otherwise (rounded, say) sums the weighted terms once, not once more to overwrite."""
-        out: dict[str, Any] = {"reward": reward}
+        """The reward (rounded to :attr:`REWARD_DIGITS` if set), then each term (as floats,
+        in weight order), then each metric as it is."""
+        reward = float(self.reward)
+        out: dict[str, Any] = {
+            "reward": reward if self.REWARD_DIGITS is None else round(reward, self.REWARD_DIGITS)
+        }
         out.update({name: float(getattr(self, name)) for name in self.WEIGHTS})
         for name in _metric_names(type(self)):
             out[name] = getattr(self, name)

@@ -71,6 +71,7 @@ class AnalystScore(WeightedScore):
     """The four terms (weighted by :data:`WEIGHTS` into ``reward``) and three metrics."""
 
     WEIGHTS: ClassVar[Mapping[str, Fraction]] = WEIGHTS
+    REWARD_DIGITS: ClassVar[int | None] = 4
 
     correct: Fraction
     partial_credit: Fraction
@@ -79,10 +80,6 @@ class AnalystScore(WeightedScore):
     fully_supported: int
     wrong_answers: int
     infra_errors: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """The reward rounded to 4 decimals, each term as a float, then each metric."""
-        return WeightedScore.dict_with_reward(self, round(float(self.reward), 4))
 
 
 def _number(value: Any) -> bool:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
+from batchgate_gym.kernel.codec import SharedTexts
 from batchgate_gym.kernel.ledger import canonical_json
-from batchgate_gym.kernel.plain import FrozenDict, frozen_shared
+from batchgate_gym.kernel.plain import frozen_shared
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -138,21 +139,8 @@ def _digest(case: Case) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _contract_text(contract: Mapping[str, Any]) -> str:
-    """The canonical JSON of a case's contract, made once per read-only contract object."""
-    if type(contract) is not FrozenDict:  # one that could change is encoded every time
-        return canonical_json(contract)
-    kept = _CONTRACT_TEXTS.get(id(contract))
-    if kept is None or kept[0] is not contract:
-        if len(_CONTRACT_TEXTS) >= _CONTRACT_TEXTS_KEPT:
-            _CONTRACT_TEXTS.clear()
-        kept = _CONTRACT_TEXTS[id(contract)] = (contract, canonical_json(contract))
-    return kept[1]
-
-
-# id -> (the contract, held so that its id stays its own; its text)
-_CONTRACT_TEXTS: dict[int, tuple[Mapping[str, Any], str]] = {}
-_CONTRACT_TEXTS_KEPT = 64
+# The canonical JSON of a case's contract, made once per read-only contract object.
+_contract_text = SharedTexts(canonical_json, 64)
 
 
 def staging_table_name(batch_id: str) -> str:

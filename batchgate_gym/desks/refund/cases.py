@@ -380,7 +380,7 @@ def case_from_dict(data: Any, where: str) -> RefundCase:
     return dataclasses.replace(first, queue=_queue(read, obj, first))
 
 
-def case_from_generator(data: Mapping[str, Any], where: str) -> RefundCase:
+def case_from_generated(data: Mapping[str, Any], where: str) -> RefundCase:
     """A case the desk's own generator has just written, built without the field-by-field
     check :func:`case_from_dict` gives a case read from a file or handed in.
 
@@ -536,7 +536,7 @@ __all__ = [
     "Order",
     "RefundCase",
     "case_from_dict",
-    "case_from_generator",
+    "case_from_generated",
     "case_to_dict",
     "dumps_case",
     "lag_reads",

@@ -118,6 +118,7 @@ class RefundScore(WeightedScore):
     """
 
     WEIGHTS: ClassVar[Mapping[str, Fraction]] = WEIGHTS
+    REWARD_DIGITS: ClassVar[int | None] = 4
 
     task_completed: Fraction
     log_replayable: Fraction
@@ -141,8 +142,7 @@ class RefundScore(WeightedScore):
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, each metric, then the
         money cost rounded to 4 decimals."""
-        # slots=True makes a new class: no zero-argument super()
-        out = WeightedScore.dict_with_reward(self, round(float(self.reward), 4))
+        out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
         out["money_cost"] = round(float(self.money_cost), 4)
         return out
 

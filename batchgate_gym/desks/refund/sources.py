@@ -16,7 +16,7 @@ from typing import Any
 
 from batchgate_gym.kernel.case_sources import DeskCases, ProceduralCaseSource, procedural_case
 
-from .cases import CAP_CENTS, RefundCase, case_from_generator, load_cases
+from .cases import CAP_CENTS, RefundCase, case_from_generated, load_cases
 from .generator import build_case
 from .generator.build import (
     DEFAULT_FAULT_RATE,
@@ -60,7 +60,7 @@ class ProceduralRefundCases(ProceduralCaseSource, check_knobs=check_knobs, check
 def build_procedural(seed: int, **knobs: Any) -> RefundCase:
     """The procedural case of ``seed`` and ``knobs`` as a :class:`RefundCase`: the generator's
     own output, not checked again on every reset (the tests audit the generator instead)."""
-    return procedural_case(case_from_generator, build_case(seed, **knobs), seed)
+    return procedural_case(case_from_generated, build_case(seed, **knobs), seed)
 
 
 CASES = DeskCases(SPLITS, split_path, load_cases, RefundCase, ProceduralRefundCases)

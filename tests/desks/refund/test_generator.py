@@ -22,7 +22,7 @@ from batchgate_gym.desks.refund.cases import (
     CAP_CENTS,
     RefundCase,
     case_from_dict,
-    case_from_generator,
+    case_from_generated,
     case_to_dict,
     dumps_case,
     load_cases,
@@ -216,7 +216,7 @@ def _fields(case: RefundCase) -> list[tuple[str, type, Any]]:
 
 def test_the_generator_audit_its_cases_are_what_the_checked_path_gives() -> None:
     """A procedural reset builds the generator's case without checking it field by field
-    (``case_from_generator``): what stands in for that check is this audit, over every
+    (``case_from_generated``): what stands in for that check is this audit, over every
     family and thousands of seeds, with the knobs moved. Each dict passes the check and
     the audit, and the case built from it unchecked is the checked one, field for field
     (types too), with the same digest as its written form gives."""
@@ -233,7 +233,7 @@ def test_the_generator_audit_its_cases_are_what_the_checked_path_gives() -> None
             knobs = knob_sets[seed % len(knob_sets)]
             data = build_case(seed, family=family, **knobs)
             checked = case_from_dict(copy.deepcopy(data), "checked")
-            unchecked = case_from_generator(data, "generated")
+            unchecked = case_from_generated(data, "generated")
             assert _fields(unchecked) == _fields(checked), (family, seed)
             assert [type(row.in_flight) for row in unchecked.ledger] == [bool] * len(checked.ledger)
             written = case_to_dict(unchecked)

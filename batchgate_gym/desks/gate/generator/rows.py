@@ -69,8 +69,7 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
         {
             "order_id": order_id,
             "customer_id": customer,
-            # money(), written out: a refund's amount is negative (a row's string in C)
-            "amount": _REFUND % divmod(amount, 100) if status == "refunded" else _MONEY % divmod(amount, 100),
+            "amount": money(-amount if status == "refunded" else amount),
             "currency": CURRENCY,
             "status": status,
             "order_date": date,
@@ -89,7 +88,7 @@ def customer_rows(rng: random.Random, customer_ids: list[str]) -> list[dict[str,
     return [
         {
             "customer_id": customer,
-            "email": customer.lower() + _AT_DOMAIN,  # email_for(), written out
+            "email": email_for(customer),
             "country": country,
             "signup_date": signup,
         }
