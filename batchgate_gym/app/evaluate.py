@@ -11,6 +11,7 @@ only when shown, so the digits do not depend on the Python version; with
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -57,10 +58,15 @@ class EpisodeResult:
         raise AttributeError(name)
 
 
-def _exact_sum(values: Iterable[float]) -> Fraction:
-    """The exact sum of ``values``, each distinct value converted and multiplied once (a
-    term takes a handful of values over thousands of episodes)."""
-    return sum((exact(value) * count for value, count in Counter(values).items()), Fraction(0))
+def _exact_mean(values: Iterable[float], n: int) -> Fraction:
+    """The exact mean of ``values`` over ``n`` (at least 1): each distinct value converted
+    once (a term takes a handful of values over thousands of episodes), then summed over
+    one common denominator in plain integers and reduced once, the same fraction a sum of
+    ``Fraction``s gives, without a reduction after every operation."""
+    parts = [(exact(value), count) for value, count in Counter(values).items()]
+    denominator = math.lcm(*(part.denominator for part, _count in parts))
+    numerator = sum(part.numerator * (denominator // part.denominator) * count for part, count in parts)
+    return Fraction(numerator, denominator * max(n, 1))
 
 
 def cents(value: float) -> int:
@@ -89,9 +95,9 @@ class Aggregate:
         results = [r for r in results if not r.infra_error]
         n = len(results)
         terms = list(dict.fromkeys(name for r in results for name in r.terms))
-        means = {
-            name: _exact_sum(getattr(r, name) for r in results) / max(n, 1) for name in ("reward", *terms)
-        }
+        means = {"reward": _exact_mean([r.reward for r in results], n)}
+        for name in terms:
+            means[name] = _exact_mean([r.terms[name] for r in results], n)
         counts: dict[str, int] = {}
         money: dict[str, int] = {}
         for r in results:

@@ -39,6 +39,7 @@ from json.encoder import encode_basestring_ascii as _STRING
 from typing import TYPE_CHECKING, Any
 
 from .codec import json_encoder
+from .plain import KeptByForm
 
 if TYPE_CHECKING:
     import numpy as np
@@ -111,15 +112,23 @@ def _message_hash(text: str, key: bytes | None) -> str:
 
 
 def _fields_hash(
-    seq: int, action: str, args: dict[str, Any], executed: bool, note: str, prev_hash: str, key: bytes | None
+    seq: int,
+    action: str,
+    args: dict[str, Any],
+    executed: bool,
+    note: str,
+    prev_hash: str,
+    key: bytes | None,
+    args_text: str | None = None,
 ) -> str:
     """:func:`_body_hash` of the body these six fields make, its canonical text written
     out field by field (the keys in sorted order) when each field is exactly of its type;
-    any other value goes through the encoder with the body, so the text is the same."""
+    any other value goes through the encoder with the body, so the text is the same.
+    ``args_text``, if given, is ``canonical_json(args)`` already written."""
     exact = type(seq) is int and type(executed) is bool and type(args) is dict
     if exact and type(action) is str and type(note) is str and type(prev_hash) is str:
         return _message_hash(
-            f'{{"action":{_STRING(action)},"args":{_CANONICAL(args)},'
+            f'{{"action":{_STRING(action)},"args":{_CANONICAL(args) if args_text is None else args_text},'
             f'"executed":{"true" if executed else "false"},"note":{_STRING(note)},'
             f'"prev_hash":{_STRING(prev_hash)},"seq":{int.__repr__(seq)}}}',
             key,
@@ -133,6 +142,24 @@ def _fields_hash(
         "prev_hash": prev_hash,
     }
     return _body_hash(body, key)
+
+
+def _begin_args_text(case_digest: object, settings: Mapping[str, Any], nonce: str | None) -> str | None:
+    """``canonical_json`` of entry 0's arguments, written out key by key (sorted), with the
+    settings' text made once per distinct value (:class:`~.plain.KeptByForm`); ``None`` (the
+    encoder writes it) when the digest is not exactly a string or the settings are not a
+    plain dict."""
+    if type(case_digest) is not str or type(settings) is not dict:
+        return None
+    settings_text: str = _settings_text(settings)
+    nonce_text = "" if nonce is None else f',"nonce":{_STRING(nonce)}'
+    return f'{{"case_digest":{_STRING(case_digest)}{nonce_text},"settings":{settings_text}}}'
+
+
+# ``canonical_json`` of a log's settings, kept by value: every reset of every world of one
+# SQL budget writes the same settings into its entry 0, and encoding them cost more than
+# the rest of the entry's hash.
+_settings_text = KeptByForm(_CANONICAL, 64)
 
 
 def entry_hash(entry: Mapping[str, Any], key: bytes | None = None) -> str:
@@ -205,11 +232,16 @@ class Ledger:
         return self._entries[-1].hash if self._entries else GENESIS
 
     def append(self, action: str, args: dict[str, Any], executed: bool, note: str = "") -> LogEntry:
+        return self._append(action, args, executed, note)
+
+    def _append(
+        self, action: str, args: dict[str, Any], executed: bool, note: str, args_text: str | None = None
+    ) -> LogEntry:
         if self._sealed:
             raise LogIntegrityError("the log is sealed; nothing more can be appended")
         prev = self._entries[-1].hash if self._entries else GENESIS
         seq = len(self._entries)
-        digest = _fields_hash(seq, action, args, executed, note, prev, self._key)
+        digest = _fields_hash(seq, action, args, executed, note, prev, self._key, args_text)
         entry = LogEntry(seq, action, args, executed, note, prev, digest)
         self._entries.append(entry)
         return entry
@@ -224,7 +256,7 @@ class Ledger:
             if not isinstance(nonce, str) or not nonce:
                 raise ValueError(f"a log nonce is a non-empty string, not {nonce!r}")
             args["nonce"] = nonce
-        return self.append(BEGIN_ACTION, args, True)
+        return self._append(BEGIN_ACTION, args, True, "", _begin_args_text(case_digest, settings, nonce))
 
     @property
     def nonce(self) -> str | None:

@@ -42,28 +42,39 @@ def frozen(value: Any) -> Any:
     return value
 
 
-def frozen_shared(value: Any) -> Any:
-    """:func:`frozen`, made once per distinct value in this process and shared.
+class KeptByForm:
+    """``make(value)``, made once per distinct value in this process and handed out again.
 
-    Every case of a file carries the same contract, say: freezing it again for each case
-    cost more than reading the rest of the case. Values are told apart by their
-    ``marshal`` form, which keeps types (``1``, ``1.0`` and ``True``; ``0.0`` and ``-0.0``)
-    and key order apart; a value holding any other type is frozen afresh, not shared.
+    Values are told apart by their ``marshal`` form, which keeps types (``1``, ``1.0`` and
+    ``True``; ``0.0`` and ``-0.0``) and key order apart, so one form makes one result; a
+    value holding any other type (a dict subclass, any object) is made afresh each time.
+    The last ``most`` forms are kept.
     """
-    try:
-        key = marshal.dumps(value, 2)
-    except ValueError:  # a type marshal does not write (a dict subclass, any object)
-        return frozen(value)
-    kept = _SHARED.get(key)
-    if kept is None:
-        if len(_SHARED) >= _SHARED_KEPT:
-            _SHARED.clear()
-        kept = _SHARED[key] = frozen(value)
-    return kept
+
+    __slots__ = ("_kept", "_make", "_most")
+
+    def __init__(self, make: Callable[[Any], Any], most: int) -> None:
+        self._make = make
+        self._most = most
+        self._kept: dict[bytes, Any] = {}
+
+    def __call__(self, value: Any) -> Any:
+        try:
+            key = marshal.dumps(value, 2)
+        except ValueError:  # a type marshal does not write
+            return self._make(value)
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= self._most:
+                self._kept.clear()
+            kept = self._kept[key] = self._make(value)
+        return kept
 
 
-_SHARED_KEPT = 256
-_SHARED: dict[bytes, Any] = {}
+frozen_shared = KeptByForm(frozen, 256)
+"""(:class:`KeptByForm`) :func:`frozen`, made once per distinct value and shared: every
+case of a file carries the same contract, say, and freezing it again for each case cost
+more than reading the rest of the case."""
 
 
 def as_int(value: object) -> int | None:

@@ -6,9 +6,12 @@ from fractions import Fraction
 
 import pytest
 from conftest import FIXTURE_CASES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from batchgate_gym import evaluate
 from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, as_policy
+from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
 
@@ -74,6 +77,38 @@ def test_aggregates_add_up():
     assert result.overall.revenue_error_usd == 0.3
     assert result.overall.means["disposition"] == 1
     assert episodes[2].bad_batches_loaded == 2 and episodes[1].disposition == 1.0
+
+
+_TERM_VALUES = st.builds(lambda k, n: min(k, n) / n, st.integers(0, 12), st.integers(1, 12))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), _TERM_VALUES, _TERM_VALUES, _TERM_VALUES | st.just(0.1 + 0.2)),
+        max_size=20,
+    )
+)
+def test_means_are_the_exact_sums_of_the_terms_over_the_episodes(drawn):
+    """Each mean, overall and per family, is the sum of the exact fraction of every
+    episode's float divided by the count: the same fraction however it is summed."""
+    episodes = [
+        EpisodeResult(i, f"c{i}", family, reward, {"t": t, "u": u}, {}, 1, 1, True, False)
+        for i, (family, reward, t, u) in enumerate(drawn)
+    ]
+    result = EvaluationResult("p", episodes)
+    groups = [(result.overall, episodes)] + [
+        (aggregate, [e for e in episodes if e.family == family])
+        for family, aggregate in result.per_family.items()
+    ]
+    for aggregate, members in groups:
+        count = max(len(members), 1)
+        wanted = {
+            "reward": sum((exact(e.reward) for e in members), Fraction(0)) / count,
+            **{name: sum((exact(e.terms[name]) for e in members), Fraction(0)) / count for name in "tu"},
+        }
+        assert aggregate.means == (wanted if members else {"reward": Fraction(0)})
+        assert all(type(mean) is Fraction for mean in aggregate.means.values())
 
 
 def test_exactly_one_source():

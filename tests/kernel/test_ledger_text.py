@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batchgate_gym.kernel.ledger import _body_hash, _fields_hash
+from batchgate_gym.kernel.ledger import Ledger, _body_hash, _fields_hash, entry_hash
+from batchgate_gym.kernel.plain import FrozenDict
 
 _TEXT = st.text(max_size=12)  # any code point: escapes and surrogates too
 _LEAF = st.none() | st.booleans() | st.integers() | st.floats() | _TEXT
@@ -39,3 +40,34 @@ def test_field_by_field_text_hashes_as_the_encoder_does(
     fields = (seq, action, args, executed, note, prev_hash)
     body = dict(zip(("seq", "action", "args", "executed", "note", "prev_hash"), fields, strict=True))
     assert _fields_hash(*fields, key) == _body_hash(body, key)
+
+
+_SETTINGS = st.dictionaries(
+    _TEXT | _TEXT.map(Word),
+    st.recursive(
+        _LEAF | st.sampled_from([0, 0.0, -0.0, 1, 1.0, True]),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+        max_leaves=6,
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    digest=_TEXT | _TEXT.map(Word),
+    settings_value=_SETTINGS,
+    nonce=st.none() | _TEXT.filter(bool),
+    key=st.none() | st.binary(min_size=1, max_size=8),
+)
+def test_entry_zero_written_key_by_key_hashes_as_the_encoder_does(
+    digest: Any, settings_value: Any, nonce: Any, key: Any
+) -> None:
+    """Entry 0's arguments are written out with the settings' text kept by value: the same
+    hash as the encoder's, the first time and again (``1``, ``1.0``, ``True`` and ``-0.0``
+    are equal keys of a dict but not the same text)."""
+    for _ in range(2):
+        entry = Ledger(key).begin(digest, settings_value, nonce)
+        assert entry.hash == entry_hash(entry.as_dict(), key)
+    for other in ({"v": 1}, {"v": 1.0}, {"v": True}, {"v": 0.0}, {"v": -0.0}, FrozenDict({"v": 1})):
+        entry = Ledger(key).begin("d", other, nonce)
+        assert entry.hash == entry_hash(entry.as_dict(), key)
