@@ -73,4 +73,7 @@ def contract() -> dict[str, Any]:
     return copied
 
 
-_CONTRACT_JSON: Final = json.dumps(_CONTRACT)
+# Keys sorted, at every level, as a case file's line holds them (the original files are
+# written so): a procedural case then shows the agent the same contract text as the same
+# case read from a file.
+_CONTRACT_JSON: Final = json.dumps(_CONTRACT, sort_keys=True)

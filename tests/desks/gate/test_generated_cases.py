@@ -26,24 +26,23 @@ from .test_generator import assert_truth_matches_audit, assert_well_formed
 FIELDS = ("case_id", "family", "variant", "seed", "prompt", "contract", "customers", "orders", "batches")
 
 
-def typed(case: Case, key_order: bool = True) -> tuple[Any, ...]:
+def typed(case: Case) -> tuple[Any, ...]:
     """Everything a case holds, with the type of every value, so that ``1`` and ``True``
-    or a list and a tuple are told apart; mappings in their key order, or sorted (a case
-    file's line is written with sorted keys)."""
-    return tuple((name, _typed(getattr(case, name), key_order)) for name in FIELDS)
+    or a list and a tuple are told apart; mappings in their key order, which the agent
+    sees (the contract's text)."""
+    return tuple((name, _typed(getattr(case, name))) for name in FIELDS)
 
 
-def _typed(value: Any, key_order: bool) -> Any:
+def _typed(value: Any) -> Any:
     if _is_rows(value):  # compared whole, with the set of their types (most of a case)
         return (value, frozenset(map(type, value)), frozenset(map(type, itertools.chain(*value))))
     if isinstance(value, dict):
-        items = value.items() if key_order else sorted(value.items())
-        return (type(value), tuple((key, _typed(item, key_order)) for key, item in items))
+        return (type(value), tuple((key, _typed(item)) for key, item in value.items()))
     if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_typed(item, key_order) for item in value))
+        return (type(value), tuple(_typed(item) for item in value))
     if hasattr(value, "__dataclass_fields__"):
         fields = value.__dataclass_fields__
-        return (type(value), tuple(_typed(getattr(value, name), key_order) for name in fields))
+        return (type(value), tuple(_typed(getattr(value, name)) for name in fields))
     return (type(value), value)
 
 
@@ -60,7 +59,7 @@ def assert_trusted_equals_checked(seed: int, **knobs: Any) -> None:
     assert typed(trusted) == typed(checked), (seed, knobs)
     assert trusted.digest == checked.digest
     from_file = case_from_dict(json.loads(dumps_case(data)), "line")
-    assert typed(trusted, key_order=False) == typed(from_file, key_order=False), (seed, knobs)
+    assert typed(trusted) == typed(from_file), (seed, knobs)  # key order too: the agent reads it
     assert trusted.digest == from_file.digest
 
 
