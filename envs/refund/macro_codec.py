@@ -141,6 +141,8 @@ class RefundMacroTracker:
         self.history_fresh = False  # read since the last payment was sent
         self.escalated = False
         self._sent: list[tuple[str, int]] = []
+        self._features = np.zeros(layout.n_features, dtype=np.float32)  # kept: see vector()
+        self._stale_lines: set[int] = set()  # lines whose features changed since vector() wrote them
 
     def start(self, task: str) -> None:
         self.ticket = read_ticket(task)
@@ -176,6 +178,7 @@ class RefundMacroTracker:
             state.sent += 1
             state.last_error = "error" in result
             self.history_fresh = False
+            self._stale_lines.add(line)
         elif tool == "void_refund":
             self.history_fresh = False  # the history will show the row voided, in its own time
         elif "error" in result:
@@ -185,6 +188,7 @@ class RefundMacroTracker:
         elif tool == "refund_history":
             self.history = [row for row in result.get("refunds") or [] if isinstance(row, dict)]
             self.history_fresh = True
+            self._stale_lines.update(range(len(self.lines)))  # every line's rows may differ
         elif tool == "escalate":
             self.escalated = result.get("status") == "escalated"
 
@@ -197,6 +201,7 @@ class RefundMacroTracker:
         self.lines = [LineState(str(line["sku"]), int(line["amount_cents"])) for line in lines]
         self.total_cents = int(order.get("total_cents") or 0)
         self.looked_up = True
+        self._stale_lines.update(range(len(self.lines)))
 
     # -- writing -----------------------------------------------------------------------
     def action_text(self, index: int) -> str:
@@ -214,7 +219,7 @@ class RefundMacroTracker:
             return []
         self._sent = [(_TOOL_OF_MOVE[move], line)]
         if move == "void":
-            return self._void(self.lines[line])
+            return self._void(line)
         if move == "lookup":
             return [call("lookup_order", order_id=order_id)]
         if move == "history":
@@ -223,14 +228,16 @@ class RefundMacroTracker:
             return [call("escalate", order_id=order_id, reason=ESCALATE_REASON)]
         if move == "reply":
             return [call("reply", message=REPLY_MESSAGE)]
-        return [self._payment(self.lines[line], again=move == "repay")]
+        return [self._payment(line, again=move == "repay")]
 
-    def _payment(self, state: LineState, again: bool) -> ToolCallDict:
+    def _payment(self, line: int, again: bool) -> ToolCallDict:
         """``pay`` uses the line's own key, so sending it twice pays once; ``repay`` a new one."""
+        state = self.lines[line]
         key = f"{self.ticket.order_id}:{state.sku}:{state.amount_cents}"
         if again:
             key += f":retry-{state.sent + 1}"
         state.keys.append(key)
+        self._stale_lines.add(line)
         return call(
             "issue_refund",
             order_id=self.ticket.order_id,
@@ -240,13 +247,15 @@ class RefundMacroTracker:
             sku=state.sku,
         )
 
-    def _void(self, state: LineState) -> list[ToolCallDict]:
+    def _void(self, line: int) -> list[ToolCallDict]:
         """Take back the line's latest payment not yet taken back (nothing to take back: no call)."""
+        state = self.lines[line]
         key = self._void_key(state)
         if key is None:
             self._sent = []
             return []
         state.voided.append(key)
+        self._stale_lines.add(line)
         return [call("void_refund", order_id=self.ticket.order_id, idempotency_key=key, reason=VOID_REASON)]
 
     def _void_key(self, state: LineState) -> str | None:
@@ -280,44 +289,56 @@ class RefundMacroTracker:
         return np.array(allowed, dtype=np.int8)
 
     def vector(self) -> np.ndarray:
-        """The features in one list made into one array (flags stay bools until then:
-        float32(True) is 1.0, as float(True) was); a line's history rows are looked at only
-        when the history shows any."""
+        """The features (a new array each call: callers may keep or change it).
+
+        The global features are written every call; a line's only when something it
+        shows changed since the last call (its payments or voids, the history, the
+        lookup), since most moves touch one line or none. Flags stay bools until they
+        are written: float32(True) is 1.0, as float(True) was.
+        """
         rows = self.history or []
-        lines, ticket, slots = self.lines, self.ticket, self.layout.lines
+        lines, ticket = self.lines, self.ticket
         cap = ticket.cap_cents
-        values: list[float] = [
+        out = self._features
+        out[:GLOBAL_FEATURES] = [
             self.looked_up,
             self.history is not None,
             self.history_fresh,
             self.escalated,
             any(state.sent for state in lines),
             any(state.last_error for state in lines),
-            len(lines) / slots,
+            len(lines) / self.layout.lines,
             self.total_cents > cap,
-            min(1.0, len(rows) / slots),
+            min(1.0, len(rows) / self.layout.lines),
             bool(rows) and any(row.get("in_flight") for row in rows),
             min(1.0, self.turn / max(1, ticket.max_turns)),
         ]
-        recovery = self.layout.recovery
-        for state in lines:
-            amount, sent = state.amount_cents, state.sent
-            values += (1.0, amount / (amount + cap) if amount > 0 else 0.0, amount > cap)
-            mine = [row for row in rows if row.get("sku") == state.sku] if rows else rows
-            if mine:
-                keys = state.keys
-                values += (
-                    True,
-                    any(row.get("in_flight") for row in mine),
-                    any(row.get("idempotency_key") in keys for row in mine),
-                )
-            else:
-                values += (False, False, False)
-            values += (sent > 0, sent > 1, state.last_error)
-            if recovery:
-                values.append(bool(state.voided))
-        values += [0.0] * (self.layout.n_features - len(values))  # the line slots the order lacks
-        return np.array(values, dtype=np.float32)
+        if self._stale_lines:
+            width = self.layout.line_features
+            for line in self._stale_lines:
+                start = GLOBAL_FEATURES + line * width
+                out[start : start + width] = self._line_features(lines[line], rows, cap)
+            self._stale_lines.clear()
+        return out.copy()
+
+    def _line_features(self, state: LineState, rows: list[dict[str, Any]], cap: int) -> list[Any]:
+        """One line's features; its history rows are looked at only when the history shows any."""
+        amount, sent = state.amount_cents, state.sent
+        values: list[Any] = [1.0, amount / (amount + cap) if amount > 0 else 0.0, amount > cap]
+        mine = [row for row in rows if row.get("sku") == state.sku] if rows else rows
+        if mine:
+            keys = state.keys
+            values += (
+                True,
+                any(row.get("in_flight") for row in mine),
+                any(row.get("idempotency_key") in keys for row in mine),
+            )
+        else:
+            values += (False, False, False)
+        values += (sent > 0, sent > 1, state.last_error)
+        if self.layout.recovery:
+            values.append(bool(state.voided))
+        return values
 
 
 _TOOL_OF_MOVE = {

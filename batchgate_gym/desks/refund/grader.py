@@ -103,6 +103,7 @@ METRICS = (
     "overpaid_cents",
     "unowed_payments",
 )
+_WEIGHT_PAIRS = tuple((weight.numerator, weight.denominator) for weight in WEIGHTS.values())
 MAX_MONEY_COST = Fraction(1)
 """The most an episode's (or a queue order's) money cost takes off its reward."""
 _ZERO, _HALF, _ONE = Fraction(0), Fraction(1, 2), Fraction(1)  # every term of one order is one of these
@@ -142,8 +143,29 @@ class RefundScore(WeightedScore):
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, each metric, then the
         money cost rounded to 4 decimals."""
-        out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
-        out["money_cost"] = round(float(self.money_cost), 4)
+        terms = [getattr(self, name) for name in TERMS]
+        cost = self.money_cost
+        if type(cost) is not Fraction or any(type(term) is not Fraction for term in terms):
+            out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
+            out["money_cost"] = round(float(cost), 4)
+            return out
+        # Every graded score: the same values as WeightedScore.as_dict, without building a
+        # Fraction per step. The reward's exact numerator and denominator are summed in
+        # plain integers, and float() of a Fraction is its numerator / denominator, an
+        # integer division Python rounds correctly whether or not the two are reduced.
+        numerator, denominator = 0, 1
+        for weight, term in zip(_WEIGHT_PAIRS, terms, strict=True):
+            top, bottom = weight[0] * term.numerator, weight[1] * term.denominator
+            numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
+        if cost:
+            numerator = numerator * cost.denominator - cost.numerator * denominator
+            denominator *= cost.denominator
+        out: dict[str, Any] = {"reward": round(numerator / denominator, 4)}
+        for name, term in zip(TERMS, terms, strict=True):
+            out[name] = term.numerator / term.denominator
+        for name in METRICS:
+            out[name] = getattr(self, name)
+        out["money_cost"] = round(cost.numerator / cost.denominator, 4)
         return out
 
 
@@ -177,6 +199,14 @@ def _amount(payment: Payment) -> int:
 def _id_key(value: Any) -> str:
     """A hashable stand-in for an order id that keeps distinct ids distinct."""
     return canonical_json(value)
+
+
+def _same_id(one: Any, other: Any) -> bool:
+    """Whether two order ids are one id (``_id_key`` of each equal): two strings are
+    compared as they are, since the JSON of two strings is equal only when they are."""
+    if type(one) is str and type(other) is str:
+        return one == other
+    return _id_key(one) == _id_key(other)
 
 
 def _flag(ok: bool) -> Fraction:
@@ -381,7 +411,7 @@ def judge_money(case: RefundCase, money: Sequence[Movement]) -> list[Judgement]:
         standing = [m.payment for m in money[:index] if m.standing_at(payment.position)]
         line = _line_of(case, payment)
         unowed = target is None or line != target
-        on_order = sum(_amount(p) for p in standing if _id_key(p.order_id) == _id_key(payment.order_id))
+        on_order = sum(_amount(p) for p in standing if _same_id(p.order_id, payment.order_id))
         on_line = 0 if unowed else sum(_amount(p) for p in standing if _line_of(case, p) == line)
         still_owed = 0 if unowed else max(0, owed - on_line)
         over_cap = on_order + amount > case.cap_cents
@@ -415,11 +445,18 @@ def money_figures(case: RefundCase, money: Sequence[Movement]) -> MoneyFigures:
     if not money:
         return _NO_MONEY
     judged = judge_money(case, money)
-    weighted = sum(
-        j.overpaid_cents * (1 if m.voided_at is None or j.unauthorized else Fraction(1, 2))
+    # In half cents, so that the sum stays an int: a void halves what a payment costs.
+    halves = sum(
+        j.overpaid_cents * (2 if m.voided_at is None or j.unauthorized else 1)
         for m, j in zip(money, judged, strict=True)
     )
-    cost = min(MAX_MONEY_COST, Fraction(weighted) / case.cap_cents) if weighted else _ZERO
+    whole_cap = 2 * case.cap_cents  # halves / whole_cap is the cost before its ceiling
+    if not halves:
+        cost = _ZERO
+    elif halves * MAX_MONEY_COST.denominator >= MAX_MONEY_COST.numerator * whole_cap:
+        cost = MAX_MONEY_COST
+    else:
+        cost = Fraction(halves, whole_cap)
     return MoneyFigures(
         unauthorized_cents=sum(
             _amount(m.payment) for m, j in zip(money, judged, strict=True) if j.unauthorized
