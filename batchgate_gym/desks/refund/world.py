@@ -53,6 +53,9 @@ NOTE_FAILS = "succeeds_but_note_write_fails"
 STALE = "stale_after_write"
 
 
+_LAG_READS = "refund world: each ticket's lag reads"  # what a case caches: checked before anything changes
+
+
 def effect_id(order_id: object, sku: object, amount_cents: object) -> str:
     """``<order_id>:<sku or ORDER>:<amount_cents>``, each part as Python's ``str`` gives it."""
     return f"{order_id!s}:{(sku or 'ORDER')!s}:{amount_cents!s}"
@@ -189,7 +192,7 @@ class RefundWorld:
 
     def reset(self, case: RefundCase, nonce: str | None = None) -> None:
         """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
-        budgets = [lag_reads(ticket) for ticket in case.tickets]  # checked before anything changes
+        budgets = list(case.derived(_LAG_READS, lambda: tuple(lag_reads(t) for t in case.tickets)))
         self._case = case
         self._clear()
         self.lag_budgets = budgets
