@@ -146,9 +146,9 @@ class RefundScore(WeightedScore):
         terms = [getattr(self, name) for name in TERMS]
         cost = self.money_cost
         if type(cost) is not Fraction or any(type(term) is not Fraction for term in terms):
-            out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
-            out["money_cost"] = round(float(cost), 4)
-            return out
+            kernels = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
+            kernels["money_cost"] = round(float(cost), 4)
+            return kernels
         # Every graded score: the same values as WeightedScore.as_dict, without building a
         # Fraction per step. The reward's exact numerator and denominator are summed in
         # plain integers, and float() of a Fraction is its numerator / denominator, an
@@ -180,6 +180,7 @@ def _calls(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[_Call]:
     """The desk's calls in the log (no begin, seal, reply or unparsable action), read leniently."""
     calls = []
     for position, entry in enumerate(entries):
+        args: Mapping[str, Any]
         if type(entry) is LogEntry:  # a live entry: its fields as they are (entry_parts' first case)
             action, args, executed = entry.action, entry.args, entry.executed
         elif isinstance(entry, (LogEntry, Mapping)):
