@@ -119,6 +119,23 @@ def read_ticket(task: str) -> Ticket:
     return Ticket(str(ticket[-1]), int(cap.group(1)), int(turns.group(1)))
 
 
+# The global features' places in the vector, in its order (the per-line features follow).
+(
+    _LOOKED_UP,
+    _HISTORY_READ,
+    _HISTORY_FRESH,
+    _ESCALATED,
+    _ANY_SENT,
+    _ANY_ERROR,
+    _LINES_USED,
+    _TOTAL_OVER_CAP,
+    _ROWS_USED,
+    _ROW_IN_FLIGHT,
+    _TURNS_USED,
+) = range(GLOBAL_FEATURES)
+_LOOKUP_MOVE, _HISTORY_MOVE, _ESCALATE_MOVE, _REPLY_MOVE = range(len(DESK_MOVES))
+
+
 class RefundMacroTracker:
     """Translate macro moves to text actions and text observations to numbers.
 
@@ -128,6 +145,11 @@ class RefundMacroTracker:
     :meth:`action_text` turns the chosen index into the next action. Without text:
     :meth:`opening_calls` and :meth:`move_calls` give the calls, :meth:`record`
     takes their results.
+
+    The vector and the mask are kept as arrays and written as the state changes: a
+    desk-wide value where it changes, a line's values whenever anything the line shows
+    changed (its payments, keys or voids, the history, the lookup). Most moves touch one
+    line or none, so a move rewrites a few numbers instead of all of them.
     """
 
     def __init__(self, layout: RefundMacroLayout) -> None:
@@ -141,8 +163,11 @@ class RefundMacroTracker:
         self.history_fresh = False  # read since the last payment was sent
         self.escalated = False
         self._sent: list[tuple[str, int]] = []
-        self._features = np.zeros(layout.n_features, dtype=np.float32)  # kept: see vector()
-        self._stale_lines: set[int] = set()  # lines whose features changed since vector() wrote them
+        self._features = np.zeros(layout.n_features, dtype=np.float32)
+        # Before the lookup: look up, read the history and reply; no line slot is used.
+        self._allowed = np.zeros(layout.n_actions, dtype=np.int8)
+        self._allowed[[_LOOKUP_MOVE, _HISTORY_MOVE, _REPLY_MOVE]] = 1
+        self._stale_lines: set[int] = set()  # lines whose numbers changed since they were written
 
     def start(self, task: str) -> None:
         self.ticket = read_ticket(task)
@@ -177,20 +202,40 @@ class RefundMacroTracker:
             state = self.lines[line]
             state.sent += 1
             state.last_error = "error" in result
-            self.history_fresh = False
+            self._set_fresh(False)
+            self._features[_ANY_SENT] = True
+            self._features[_ANY_ERROR] = any(state.last_error for state in self.lines)
             self._stale_lines.add(line)
         elif tool == "void_refund":
-            self.history_fresh = False  # the history will show the row voided, in its own time
+            self._set_fresh(False)  # the history will show the row voided, in its own time
         elif "error" in result:
             return
         elif tool == "lookup_order":
             self._read_order(result)
         elif tool == "refund_history":
-            self.history = [row for row in result.get("refunds") or [] if isinstance(row, dict)]
-            self.history_fresh = True
-            self._stale_lines.update(range(len(self.lines)))  # every line's rows may differ
+            self._read_history([row for row in result.get("refunds") or [] if isinstance(row, dict)])
         elif tool == "escalate":
             self.escalated = result.get("status") == "escalated"
+            self._features[_ESCALATED] = self.escalated
+            self._allowed[_ESCALATE_MOVE] = self.looked_up and not self.escalated
+
+    def _set_fresh(self, fresh: bool) -> None:
+        """The history was just read (or a payment or void has made it stale): every
+        line's void depends on it."""
+        self.history_fresh = fresh
+        self._features[_HISTORY_FRESH] = fresh
+        self._allowed[_HISTORY_MOVE] = not fresh
+        if self.layout.recovery:
+            self._stale_lines.update(range(len(self.lines)))
+
+    def _read_history(self, rows: list[dict[str, Any]]) -> None:
+        self.history = rows
+        features, slots = self._features, self.layout.lines
+        features[_HISTORY_READ] = True
+        features[_ROWS_USED] = min(1.0, len(rows) / slots)
+        features[_ROW_IN_FLIGHT] = bool(rows) and any(row.get("in_flight") for row in rows)
+        self._set_fresh(True)
+        self._stale_lines.update(range(len(self.lines)))  # every line's rows may differ
 
     def _read_order(self, order: Mapping[str, Any]) -> None:
         if self.looked_up:
@@ -201,6 +246,12 @@ class RefundMacroTracker:
         self.lines = [LineState(str(line["sku"]), int(line["amount_cents"])) for line in lines]
         self.total_cents = int(order.get("total_cents") or 0)
         self.looked_up = True
+        features = self._features
+        features[_LOOKED_UP] = True
+        features[_LINES_USED] = len(self.lines) / self.layout.lines
+        features[_TOTAL_OVER_CAP] = self.total_cents > self.ticket.cap_cents
+        self._allowed[_LOOKUP_MOVE] = False
+        self._allowed[_ESCALATE_MOVE] = not self.escalated
         self._stale_lines.update(range(len(self.lines)))
 
     # -- writing -----------------------------------------------------------------------
@@ -272,54 +323,40 @@ class RefundMacroTracker:
         escalation, a first payment on each line, a payment under a new key on a line
         whose latest payment answered with an error; with recovery, a void on a line
         whose fresh history shows two or more payments standing, while one of the
-        keys sent on it is not yet voided. Replying is always allowed."""
-        # In the layout's order (DESK_MOVES, then each line's moves), one list made into one
-        # array: a move is allowed or not by its place, as RefundMacroLayout.index places it.
-        allowed = [not self.looked_up, not self.history_fresh, self.looked_up and not self.escalated, True]
-        recovery = self.layout.recovery
-        for state in self.lines:
-            allowed += (state.sent == 0, state.sent > 0 and state.last_error)
-            if recovery:
-                allowed.append(
-                    self.history_fresh
-                    and self._standing_rows(state) >= 2
-                    and self._void_key(state) is not None
-                )
-        allowed += [False] * (self.layout.n_actions - len(allowed))  # the line slots the order lacks
-        return np.array(allowed, dtype=np.int8)
+        keys sent on it is not yet voided. Replying is always allowed. (A new array
+        each call; the line slots the order lacks stay 0.)"""
+        self._write_stale_lines()
+        return self._allowed.copy()
 
     def vector(self) -> np.ndarray:
-        """The features (a new array each call: callers may keep or change it).
+        """The features, a new array each call: callers may keep or change it. Flags are
+        written as bools: float32(True) is 1.0, as float(True) is."""
+        self._write_stale_lines()
+        self._features[_TURNS_USED] = min(1.0, self.turn / max(1, self.ticket.max_turns))
+        return self._features.copy()
 
-        The global features are written every call; a line's only when something it
-        shows changed since the last call (its payments or voids, the history, the
-        lookup), since most moves touch one line or none. Flags stay bools until they
-        are written: float32(True) is 1.0, as float(True) was.
-        """
-        rows = self.history or []
-        lines, ticket = self.lines, self.ticket
-        cap = ticket.cap_cents
-        out = self._features
-        out[:GLOBAL_FEATURES] = [
-            self.looked_up,
-            self.history is not None,
-            self.history_fresh,
-            self.escalated,
-            any(state.sent for state in lines),
-            any(state.last_error for state in lines),
-            len(lines) / self.layout.lines,
-            self.total_cents > cap,
-            min(1.0, len(rows) / self.layout.lines),
-            bool(rows) and any(row.get("in_flight") for row in rows),
-            min(1.0, self.turn / max(1, ticket.max_turns)),
-        ]
-        if self._stale_lines:
-            width = self.layout.line_features
-            for line in self._stale_lines:
-                start = GLOBAL_FEATURES + line * width
-                out[start : start + width] = self._line_features(lines[line], rows, cap)
-            self._stale_lines.clear()
-        return out.copy()
+    def _write_stale_lines(self) -> None:
+        """Each changed line's features and moves, in the layout's places."""
+        if not self._stale_lines:
+            return
+        rows, cap = self.history or [], self.ticket.cap_cents
+        width, moves = self.layout.line_features, len(self.layout.line_moves)
+        for line in self._stale_lines:
+            state = self.lines[line]
+            start = GLOBAL_FEATURES + line * width
+            self._features[start : start + width] = self._line_features(state, rows, cap)
+            first = len(DESK_MOVES) + line * moves
+            self._allowed[first : first + moves] = self._line_moves(state)
+        self._stale_lines.clear()
+
+    def _line_moves(self, state: LineState) -> list[bool]:
+        """The line's moves allowed, in :attr:`RefundMacroLayout.line_moves` order."""
+        allowed = [state.sent == 0, state.sent > 0 and state.last_error]
+        if self.layout.recovery:
+            allowed.append(
+                self.history_fresh and self._standing_rows(state) >= 2 and self._void_key(state) is not None
+            )
+        return allowed
 
     def _line_features(self, state: LineState, rows: list[dict[str, Any]], cap: int) -> list[Any]:
         """One line's features; its history rows are looked at only when the history shows any."""
