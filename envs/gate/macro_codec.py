@@ -24,6 +24,7 @@ import numpy as np
 
 from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
 from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
+from batchgate_gym.kernel.plain import FrozenDict
 from batchgate_gym.kernel.text_policy import ToolCallDict, action, call, last_results, results
 
 TABLES = ("orders", "customers")
@@ -94,7 +95,7 @@ class SlotState:
     batch: dict[str, Any]
     checks: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (rows failing, load epoch)
     profile: Mapping[str, Any] | None = None
-    rules: dict[str, Rule] = field(default_factory=dict)  # this table's rules, from the contract read
+    rules: Mapping[str, Rule] = field(default_factory=dict)  # this table's rules, from the contract read
     loaded: bool = False
     quarantined: bool = False
     # (profile, contract, rows, their features): the features kept while those stay the same
@@ -168,10 +169,7 @@ class GateMacroTracker:
         listed = listing["batches"]
         if len(listed) > self.layout.slots:
             raise ValueError(f"{len(listed)} batches do not fit in {self.layout.slots} slots")
-        self.slots = [
-            SlotState(batch, rules={r.name: r for r in contract_rules(batch["table"], self.contract)})
-            for batch in listed
-        ]
+        self.slots = [SlotState(batch, rules=_slot_rules(batch["table"], self.contract)) for batch in listed]
         self._vector[:] = 0.0
         self._mask = self._empty_mask()
 
@@ -184,13 +182,15 @@ class GateMacroTracker:
         if "error" in result and tool != "run_sql":
             return
         state = self.slots[slot] if 0 <= slot < len(self.slots) else None
-        if state is not None:
-            state.features_epoch = state.mask_epoch = -1
         if tool == "run_sql" and state is not None:
             rows = result.get("rows") or [[0]]
             failing = rows[0][0] if isinstance(rows[0][0], int) else 0  # an error counts as checked
             state.checks[rule] = (failing, self.load_epoch)
-        elif tool == "profile_batch" and state is not None:
+            self._write_check(slot, state, rule, failing)
+            return
+        if state is not None:
+            state.features_epoch = state.mask_epoch = -1
+        if tool == "profile_batch" and state is not None:
             state.profile = result
         elif tool == "load_batch" and result.get("status") == "loaded" and state is not None:
             state.loaded = True
@@ -199,6 +199,16 @@ class GateMacroTracker:
         elif tool == "quarantine_batch" and result.get("status") == "quarantined" and state is not None:
             state.quarantined = True
             self.quarantined_ids.append(state.batch["batch_id"])
+
+    def _write_check(self, slot: int, state: SlotState, rule: str, failing: int) -> None:
+        """A check answered now changes the slot's three features of that rule and its
+        check move, nothing else: written in place when the slot's numbers are up to date
+        (else the slot is written whole at the next vector or mask, as after a load)."""
+        if state.features_epoch == self.load_epoch:
+            at = slot * SLOT_FEATURES + _SLOT_HEAD + len(_UNCHECKED) * _RULE_AT[rule]
+            self._vector[at : at + len(_UNCHECKED)] = (1.0, 1.0, float(failing > 0))  # fresh, checked
+        if state.mask_epoch == self.load_epoch and rule in state.rules:
+            self._mask[slot * len(SLOT_MOVES) + _CHECK_AT[rule]] = 0  # answered since the last load
 
     def action_text(self, index: int) -> str:
         """The text action for macro ``index``: :meth:`move_calls` as text (``""`` for none)."""
@@ -296,6 +306,28 @@ class GateMacroTracker:
             kept = (state.profile, self.contract, rows, profile_features(state.profile, rows, self.contract))
             state.profile_features = kept
         return kept[3]
+
+
+_KEPT_RULES: dict[tuple[str, int], tuple[Any, Mapping[str, Rule]]] = {}
+_MOST_KEPT_RULES = 512
+
+
+def _slot_rules(table: str, read: dict[str, Any]) -> Mapping[str, Rule]:
+    """A table's rules by name under the contract read. A case's contract is one
+    read-only object (:class:`~batchgate_gym.kernel.plain.FrozenDict`) shared by its
+    episodes, so its rules are looked up once per object: id -> (the contract, held so
+    that its id stays its own, its rules, read-only). Any other contract is read anew."""
+    if type(read) is not FrozenDict:
+        return {r.name: r for r in contract_rules(table, read)}
+    key = (table, id(read))
+    kept = _KEPT_RULES.get(key)
+    if kept is not None and kept[0] is read:
+        return kept[1]
+    rules = FrozenDict({r.name: r for r in contract_rules(table, read)})
+    if len(_KEPT_RULES) >= _MOST_KEPT_RULES:
+        _KEPT_RULES.clear()
+    _KEPT_RULES[key] = (read, rules)
+    return rules
 
 
 def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:

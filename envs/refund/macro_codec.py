@@ -69,6 +69,15 @@ class RefundMacroLayout:
     def n_features(self) -> int:
         return GLOBAL_FEATURES + self.lines * self.line_features
 
+    @functools.cached_property
+    def opening_mask(self) -> np.ndarray:
+        """The moves allowed before the lookup: look up, read the history, reply (no line
+        slot is used yet). Read-only: a tracker starts from a copy."""
+        allowed = np.zeros(self.n_actions, dtype=np.int8)
+        allowed[[DESK_MOVES.index("lookup"), DESK_MOVES.index("history"), DESK_MOVES.index("reply")]] = 1
+        allowed.flags.writeable = False
+        return allowed
+
     def decode(self, index: int) -> tuple[int, str]:
         """``(line, move)``; a desk move has line ``-1``."""
         if not 0 <= index < self.n_actions:
@@ -133,7 +142,9 @@ def read_ticket(task: str) -> Ticket:
     _ROW_IN_FLIGHT,
     _TURNS_USED,
 ) = range(GLOBAL_FEATURES)
-_LOOKUP_MOVE, _HISTORY_MOVE, _ESCALATE_MOVE, _REPLY_MOVE = range(len(DESK_MOVES))
+_LOOKUP_MOVE, _HISTORY_MOVE, _ESCALATE_MOVE = (
+    DESK_MOVES.index(move) for move in ("lookup", "history", "escalate")
+)
 
 
 class RefundMacroTracker:
@@ -164,9 +175,7 @@ class RefundMacroTracker:
         self.escalated = False
         self._sent: list[tuple[str, int]] = []
         self._features = np.zeros(layout.n_features, dtype=np.float32)
-        # Before the lookup: look up, read the history and reply; no line slot is used.
-        self._allowed = np.zeros(layout.n_actions, dtype=np.int8)
-        self._allowed[[_LOOKUP_MOVE, _HISTORY_MOVE, _REPLY_MOVE]] = 1
+        self._allowed = layout.opening_mask.copy()
         self._stale_lines: set[int] = set()  # lines whose numbers changed since they were written
 
     def start(self, task: str) -> None:
