@@ -75,6 +75,52 @@ class JsonCalls:
         return action_text(*self.calls)
 
 
+@dataclass(frozen=True)
+class _Stopped:
+    """An action during which the machine stopped a call (a safety net fired: an
+    infrastructure error), kept with where and why, so that the action played again on
+    a new world (an unpickled environment) stops at the same call, for the same reason,
+    and the log is the one the episode wrote, not the one a calm machine would have."""
+
+    action: Any  # as sent: a text, or :class:`JsonCalls`
+    at: int  # the stopped call's place among the action's calls
+    reason: str
+
+
+class _StopsAt:
+    """A world whose call number ``at`` (from 0, counted from now) the machine stops with
+    ``reason``, as it did when the episode was played; everything else is the world's."""
+
+    def __init__(self, world: Any, at: int, reason: str) -> None:
+        self._world = world
+        self._left = at
+        self._reason = reason
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._world, name)
+
+    def call(self, call: Any) -> Any:
+        if self._left == 0:
+            raise InfraFailure(self._reason)
+        self._left -= 1
+        return self._world.call(call)
+
+
+def _play_again(episode: Episode, action: Any) -> None:
+    """One kept action played again on a new world (see :meth:`TextDeskEnv.__setstate__`)."""
+    if isinstance(action, _Stopped):
+        world = episode.world
+        episode.world = _StopsAt(world, action.at, action.reason)
+        try:
+            _play_again(episode, action.action)
+        finally:
+            episode.world = world
+    elif isinstance(action, JsonCalls):
+        episode.step_calls(action.calls)
+    else:
+        episode.step(action)
+
+
 def _leave_open(world: Any) -> None:
     """The default ``close_world``: a world that holds nothing to release."""
 
@@ -230,7 +276,9 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self.action_space = text_space(MAX_ACTION_CHARS)
         self.observation_space = text_space(self.limits.max_observation_chars)
         self._transcript: list[str] = []
-        self._actions: list[Any] = []  # this episode's, as sent: what a pickled env plays again
+        # This episode's actions, as sent: what a pickled env plays again (None once a
+        # step raised part-way through, leaving a world no action list can rebuild).
+        self._actions: list[Any] | None = []
         self._nonce: str | None = None  # this episode's log nonce, drawn at reset
         self._nonces = EpisodeNonces()
 
@@ -272,12 +320,30 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         self, action: Any, play: Callable[[Episode], StepOutcome]
     ) -> tuple[StepOutcome, float, dict[str, Any]]:
         """What every step does around the episode's turn ``play``: keep the action for a
-        pickle, and make the reward, the ``info`` and the transcript."""
-        if self.episode is None or self.case is None:  # reset sets both
+        pickle, and make the reward, the ``info`` and the transcript.
+
+        The action is kept once it has been played, with where the machine stopped it if
+        it did. A turn that raises is not kept: refused before it began (the episode was
+        over), nothing changed; raised part-way (an error in the desk's code, an
+        interrupt), the world holds part of an action that cannot be played again, so the
+        episode ends there and cannot be pickled (:meth:`__getstate__` says why).
+        """
+        episode = self.episode
+        if episode is None or self.case is None:  # reset sets both
             raise RuntimeError("call reset() before step()")
-        self._actions.append(action)
-        outcome = play(self.episode)
-        info: dict[str, Any] = {"turn": self.episode.turn, "calls": outcome.calls}
+        turn = episode.turn
+        try:
+            outcome = play(episode)
+        except BaseException:
+            if episode.turn != turn:  # the turn began: the world may hold part of it
+                episode.over = True
+                self._actions = None
+            raise
+        if self._actions is not None:  # None only once an episode ended part-way through a turn
+            stopped = outcome.infra_error and outcome.results
+            kept = _Stopped(action, len(outcome.results) - 1, outcome.infra_error) if stopped else action
+            self._actions.append(kept)
+        info: dict[str, Any] = {"turn": episode.turn, "calls": outcome.calls}
         reward = 0.0
         if outcome.terminated or outcome.truncated:
             ended = self._ending_info(self.case, outcome.infra_error)
@@ -287,7 +353,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
             ledger = self.world.ledger
             turns = self.limits.max_turns
             shown = action.text() if isinstance(action, JsonCalls) else action
-            self._transcript.append(ansi_step(self.episode.turn, turns, shown, outcome.observation, ledger))
+            self._transcript.append(ansi_step(episode.turn, turns, shown, outcome.observation, ledger))
             if "score" in info:
                 self._transcript.append(ansi_ending(info["score"], ledger))
         return outcome, reward, info
@@ -347,6 +413,11 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the world and the episode loop: the settings, the generator's
         state, the case and the actions of the episode so far."""
+        if self._actions is None:
+            raise RuntimeError(
+                "this episode cannot be pickled: a step raised part-way through it, so its world"
+                " holds part of an action that cannot be played again; reset first"
+            )
         state = self.__dict__.copy()
         del state["world"], state["episode"]
         return state
@@ -361,11 +432,8 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         if self.case is not None:
             actions = self._actions
             episode = self._begin(self.case)
-            for action in actions:
-                if isinstance(action, JsonCalls):
-                    episode.step_calls(action.calls)
-                else:
-                    episode.step(action)
+            for action in actions or ():
+                _play_again(episode, action)
             self._actions = actions
 
 

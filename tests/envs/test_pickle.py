@@ -115,3 +115,92 @@ def test_an_env_pickled_mid_episode_continues_in_a_new_process():
     env.close()
     out = subprocess.run([sys.executable, "-c", _CONTINUE], input=sent, capture_output=True, check=True)
     assert out.stdout.decode().strip() == expected
+
+
+def _gate_mid_episode() -> tuple[Any, list[Any]]:
+    """A gate env at ``SEED`` after the careful policy's first action, and the rest of its actions."""
+    actions = _careful_actions("batchgate_gym/BadBatchGate-v0")
+    env = gymnasium.make("batchgate_gym/BadBatchGate-v0")
+    env.reset(seed=SEED)
+    env.step(actions[0])
+    return env, actions[1:]
+
+
+def test_a_step_refused_after_the_end_leaves_the_episode_as_it_was():
+    """Stepping an ended episode raises and changes nothing: the env still pickles, and its
+    copy holds the same ended episode (the refused action is not kept as one played)."""
+    env, rest = _gate_mid_episode()
+    try:
+        _play(env, rest)
+        with pytest.raises(RuntimeError, match="episode is over"):
+            env.step(rest[-1])
+        copy = pickle.loads(pickle.dumps(env))
+        assert _text_env(copy).export_log() == _text_env(env).export_log()
+        with pytest.raises(RuntimeError, match="episode is over"):
+            copy.step(rest[-1])
+        copy.close()
+    finally:
+        env.close()
+
+
+def test_an_env_the_machine_stopped_pickles_as_stopped(monkeypatch):
+    """A safety net fires on a call (the machine stalled: the same query runs fine again).
+    The episode ends unscored there, and a pickled copy holds that same ended episode, to
+    the log's last entry, not the episode the action would have played on a calm machine."""
+    from batchgate_gym.kernel.infra import InfraFailure
+    from batchgate_gym.kernel.sqlguard import SqlGuard
+
+    env, rest = _gate_mid_episode()
+    try:
+        real_run = SqlGuard.run
+        stalls = iter([True])
+
+        def stalled_run(guard: SqlGuard, query: str) -> Any:
+            if next(stalls, False):
+                raise InfraFailure("the statement ran past the wall-clock safety limit")
+            return real_run(guard, query)
+
+        monkeypatch.setattr(SqlGuard, "run", stalled_run)
+        _observation, reward, terminated, truncated, info = env.step(rest[0])
+        monkeypatch.undo()
+        assert "safety limit" in info["infra_error"] and truncated and not terminated and reward == 0.0
+        log = _text_env(env).export_log()
+        assert log[-2]["note"].startswith("infra: ") and log[-1]["args"]["reason"].startswith("infra error: ")
+        copy = pickle.loads(pickle.dumps(env))
+        assert _text_env(copy).export_log() == log
+        with pytest.raises(RuntimeError, match="episode is over"):
+            copy.step(rest[1])
+        copy.close()
+    finally:
+        env.close()
+
+
+def test_a_step_that_raises_part_way_ends_the_episode_and_refuses_to_pickle(monkeypatch):
+    """An error escapes a turn after its first call ran (a fault in the desk's code, an
+    interrupt): the world holds part of an action that cannot be played again, so the
+    episode is over and a pickle says why instead of carrying another episode."""
+    from batchgate_gym.desks.gate.world import GateWorld
+
+    env, rest = _gate_mid_episode()
+    try:
+        real_call = GateWorld.call
+        calls = iter(range(100))
+
+        def failing_call(world: GateWorld, call: Any) -> Any:
+            if next(calls) == 1:
+                raise KeyboardInterrupt
+            return real_call(world, call)
+
+        monkeypatch.setattr(GateWorld, "call", failing_call)
+        two_calls = next(action for action in rest if action.count('"name"') >= 2)
+        with pytest.raises(KeyboardInterrupt):
+            env.step(two_calls)
+        monkeypatch.undo()
+        with pytest.raises(RuntimeError, match="episode is over"):
+            env.step(rest[-1])
+        with pytest.raises(RuntimeError, match="cannot be pickled"):
+            pickle.dumps(env)
+        env.reset(seed=SEED)  # a new episode pickles again
+        assert _text_env(pickle.loads(pickle.dumps(env))).export_log() == _text_env(env).export_log()
+    finally:
+        env.close()
