@@ -35,6 +35,11 @@ from typing import Any
 # name -> (what one unit is, units counted)
 MEASURES: dict[str, tuple[str, int]] = {
     "careful": ("careful episode, eval split, warm (text interface, graded)", 200),
+    "naive": ("naive episode, eval split, warm (text interface, graded)", 400),
+    "evaluate": (
+        "careful episode of evaluate over the eval split, warm (the bench's careful loop plus evaluate's own work)",
+        192,
+    ),
     "gate_reset": ("fresh procedural reset of BadBatchGate-v0", 200),
     "refund_reset": ("fresh procedural reset of RefundDesk-v0", 500),
     "cold_file": ("careful episode of evaluate over a fresh 100-case file, in a new process", 100),
@@ -43,14 +48,32 @@ MEASURES: dict[str, tuple[str, int]] = {
 }
 
 
-def _careful(count: int) -> None:
-    from batchgate_gym.bench.measures import episode_loop, eval_env
+def _episodes(policy_name: str) -> Callable[[int], None]:
+    def run(count: int) -> None:
+        from batchgate_gym.bench.measures import episode_loop, eval_env
+        from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
+
+        env, policy = eval_env(), REFERENCE_POLICIES[policy_name]()
+        env.reset(seed=0)
+        episode_loop(env, policy, 2 * len(env.source))  # every case built, every statement compiled
+        episode_loop(env, policy, count)
+
+    return run
+
+
+def _evaluate(count: int) -> None:
+    """``count`` careful episodes of ``evaluate`` over the eval split (whole runs of it),
+    after two runs that build every case and compile every statement."""
+    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.envs import BatchGateEnv
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
-    env, policy = eval_env(), REFERENCE_POLICIES["careful"]()
-    env.reset(seed=0)
-    episode_loop(env, policy, 2 * len(env.source))  # every case built, every statement compiled
-    episode_loop(env, policy, count)
+    careful = REFERENCE_POLICIES["careful"]
+    split_size = len(BatchGateEnv(split="eval").source)
+    if count % split_size:
+        raise ValueError(f"the count of evaluate's episodes is whole runs of the split ({split_size})")
+    for _ in range(2 + count // split_size):
+        evaluate(careful(), split="eval", progress=False)
 
 
 def _resets(env_id: str) -> Callable[[int], None]:
@@ -112,7 +135,9 @@ def _macro(desk: str) -> Callable[[int], None]:
 
 
 WORKLOADS: dict[str, Callable[[int], None]] = {
-    "careful": _careful,
+    "careful": _episodes("careful"),
+    "naive": _episodes("naive"),
+    "evaluate": _evaluate,
     "gate_reset": _resets("batchgate_gym/BadBatchGate-v0"),
     "refund_reset": _resets("batchgate_gym/RefundDesk-v0"),
     "cold_file": _cold_file,
