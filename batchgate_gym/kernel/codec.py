@@ -237,9 +237,30 @@ def _bound(raw_calls: list[RawCall], tools: Mapping[str, ToolSpec], max_calls: i
     return [_bind(name, args, kwargs, tools) for name, args, kwargs in raw_calls]
 
 
+def json_value(text: str) -> Any:
+    """``json.loads(text)``: the same value, or the same error.
+
+    A text that is one JSON value from its first character to its last (an action
+    stripped of white space, a result line an observation shows) is read by the
+    decoder's scanner alone, without the Python layers around it, which cost more
+    than the scan of a short text; any other text (white space around it, extra data,
+    invalid JSON, a byte-order mark) goes through ``json.loads`` itself.
+    """
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    if end != len(text):
+        return json.loads(text)
+    return value
+
+
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # json.loads's own settings
+
+
 def _json_items(body: str) -> list[Any]:
     try:
-        value = json.loads(body)
+        value = json_value(body)
     except json.JSONDecodeError as exc:
         raise ActionError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     return value if isinstance(value, list) else [value]
@@ -252,22 +273,24 @@ def _json_calls(items: list[Any]) -> list[RawCall]:
 
 
 def _json_call(item: Any, position: int) -> RawCall:
-    where = f"call {position + 1}"
     if not isinstance(item, dict):
-        raise ActionError(f"{where}: expected a JSON object, got {type(item).__name__}")
+        raise ActionError(f"call {position + 1}: expected a JSON object, got {type(item).__name__}")
     if isinstance(item.get("function"), dict):  # OpenAI tool_call wrapper
         item = item["function"]
-    name = item.get("name", item.get("tool"))
-    args = item.get("arguments", item.get("args", {}))
+    # Each fallback is read only when its key is missing (the usual call has both keys).
+    name = item["name"] if "name" in item else item.get("tool")
+    args = item["arguments"] if "arguments" in item else item.get("args", {})
     if not isinstance(name, str):
-        raise ActionError(f'{where}: missing "name" (or "tool") string')
+        raise ActionError(f'call {position + 1}: missing "name" (or "tool") string')
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as exc:
-            raise ActionError(f"{where}: arguments string is not valid JSON ({exc.msg})") from None
+            raise ActionError(
+                f"call {position + 1}: arguments string is not valid JSON ({exc.msg})"
+            ) from None
     if not isinstance(args, dict):
-        raise ActionError(f'{where}: "arguments" must be an object')
+        raise ActionError(f'call {position + 1}: "arguments" must be an object')
     return name, [], args
 
 

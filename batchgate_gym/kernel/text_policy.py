@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from .codec import json_encoder
+from .codec import json_encoder, json_value
 
 
 @runtime_checkable
@@ -85,7 +85,7 @@ def results(observation: str) -> list[tuple[str, dict[str, Any]]]:
         if line.startswith("> "):
             name = line[2:].split("(", 1)[0]
             try:
-                out.append((name, json.loads(lines[index + 1])))
+                out.append((name, json_value(lines[index + 1])))
             except json.JSONDecodeError:
                 out.append((name, {"error": "unreadable result"}))
     return out
