@@ -22,6 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.utils import seeding
 
 from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
 from batchgate_gym.kernel.episode import EndingText, Episode, EpisodeLimits, StepOutcome, World
@@ -256,6 +257,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    _seed_pending: int | None = None  # a reset's seed whose generator is not made yet
 
     def __init__(
         self,
@@ -285,9 +287,20 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
-        case = self.source.pick(self.np_random, options or {})
-        self._nonce = self._nonces.next(self.np_random)  # the episode's, for its log's entry 0
+        if type(seed) is int and seed >= 0:
+            self._seed_later(seed)
+        else:  # no seed (the generator goes on), or one Gymnasium's own seeding checks
+            super().reset(seed=seed)
+            if seed is not None:  # seeded now: a seed waiting from an earlier reset is gone
+                self._seed_pending = None
+        options = options or {}
+        named = getattr(self.source, "named", None)  # a source whose options may name a case
+        case = None if named is None else named(options)
+        if case is None:
+            case = self.source.pick(self.np_random, options)
+        # The episode's nonce, for its log's entry 0 (from the seed itself while its
+        # generator is not made).
+        self._nonce = self._nonces.next(None if self._seed_pending is not None else self.np_random)
         self._begin(case)
         observation = cut(
             self.adapter.task_text(case, self.limits.max_turns), self.limits.max_observation_chars
@@ -295,6 +308,31 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         if self.render_mode == "ansi":
             self._transcript = [observation]
         return observation, {"turn": 0, "calls": 0}
+
+    def _seed_later(self, seed: int) -> None:
+        """``super().reset(seed=seed)``, the generator made only when first used
+        (:attr:`np_random`): a reset whose options name a case draws nothing from it, and
+        seeding a generator costs more than the rest of a built reset. It is the generator
+        Gymnasium would have made then (``seeding.np_random(seed)``), so every draw, nonce
+        and ``np_random_seed`` is the same."""
+        self._np_random, self._np_random_seed = None, seed
+        self._seed_pending = seed
+        self._nonces.seeded(seed)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """Gymnasium's generator (made from the last reset's seed when first used)."""
+        seed = self._seed_pending
+        if seed is not None:
+            self._seed_pending = None
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+            self._nonces.adopt(self._np_random)
+        return super().np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._seed_pending = None
+        gym.Env.np_random.fset(self, value)  # type: ignore[attr-defined]
 
     def _begin(self, case: CaseT) -> Episode:
         self.world.reset(case, nonce=self._nonce)

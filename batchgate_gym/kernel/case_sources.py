@@ -170,6 +170,14 @@ class FixedCases:
         return len(self.cases)
 
     def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        case = self.named(options)
+        return self.cases[int(rng.integers(len(self.cases)))] if case is None else case
+
+    def named(self, options: Mapping[str, Any]) -> Any | None:
+        """The case the options name (``case_id`` or ``case_index``), or ``None`` when they
+        name none (:meth:`pick` draws one then): a case named needs no generator, so an
+        environment seeded at reset need not make one (seeding one costs more than the rest
+        of a built reset)."""
         if "case_id" in options:
             index = self._by_id.get(options["case_id"])
             if index is None:
@@ -179,7 +187,7 @@ class FixedCases:
             if not 0 <= index < len(self.cases):
                 raise ValueError(f"case_index {index} is outside 0..{len(self.cases) - 1}")
         else:
-            index = int(rng.integers(len(self.cases)))
+            return None
         return self.cases[index]
 
 

@@ -70,9 +70,23 @@ class EpisodeNonces:
         self._stream = b""  # the current generator's seed sequence, written out
         self._count = 0  # nonces it gave
 
-    def next(self, rng: np.random.Generator) -> str:
-        """The nonce of the episode starting now, from ``rng``, the environment's generator."""
-        if rng is not self._rng:
+    def seeded(self, seed: int) -> None:
+        """A reset seeded with ``seed`` (an int, at least 0) whose generator is not made yet:
+        the nonces from here on are those of the generator ``gymnasium.utils.seeding.np_random(seed)``
+        makes (its seed sequence holds the one number, no spawn key and numpy's default
+        pool), counted from zero, and ``next(None)`` gives them; :meth:`adopt` names that
+        generator once it is made."""
+        self._rng, self._count = None, 0
+        self._stream = _stream_text((seed,), (), _DEFAULT_POOL_SIZE)
+
+    def adopt(self, rng: np.random.Generator) -> None:
+        """``rng`` is the generator made from the seed :meth:`seeded` was given: its nonces go on."""
+        self._rng = rng
+
+    def next(self, rng: np.random.Generator | None) -> str:
+        """The nonce of the episode starting now, from ``rng``, the environment's generator
+        (``None``: the one :meth:`seeded` stands for, not made yet)."""
+        if rng is not None and rng is not self._rng:
             seeds: Any = getattr(rng.bit_generator, "seed_seq", None)
             if not hasattr(seeds, "spawn_key"):
                 return rng.bytes(NONCE_BYTES).hex()
@@ -81,10 +95,18 @@ class EpisodeNonces:
             except TypeError:  # one number
                 words = (int(seeds.entropy),)
             self._rng, self._count = rng, 0
-            self._stream = repr((words, tuple(seeds.spawn_key), seeds.pool_size)).encode()
+            self._stream = _stream_text(words, tuple(seeds.spawn_key), seeds.pool_size)
         self._count += 1
         message = self._stream + b"#" + str(self._count).encode()
         return hashlib.blake2b(message, digest_size=NONCE_BYTES).hexdigest()
+
+
+_DEFAULT_POOL_SIZE = 4  # numpy's SeedSequence pool, in words (a test holds it to numpy's)
+
+
+def _stream_text(words: tuple[int, ...], spawn_key: tuple[int, ...], pool_size: int) -> bytes:
+    """A seed sequence written out: what a generator's nonces are digests of."""
+    return repr((words, spawn_key, pool_size)).encode()
 
 
 class LogIntegrityError(ValueError):
