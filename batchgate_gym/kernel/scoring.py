@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from numbers import Rational
 from typing import Any, ClassVar
@@ -48,13 +48,17 @@ def weighted_sum(weights: Mapping[str, Fraction], terms: Mapping[str, Fraction])
     """
     if not all(_rational(terms[name]) for name in weights):
         return sum((weight * terms[name] for name, weight in weights.items()), Fraction(0))
+    return Fraction(*_summed(weights.values(), [terms[name] for name in weights]))
+
+
+def _summed(weights: Iterable[Fraction], terms: Iterable[Fraction | int]) -> tuple[int, int]:
+    """The exact weighted sum of rational terms as a numerator and a denominator, not reduced."""
     numerator, denominator = 0, 1
-    for name, weight in weights.items():
-        term = terms[name]
+    for weight, term in zip(weights, terms, strict=True):
         top = weight.numerator * term.numerator
         bottom = weight.denominator * term.denominator
         numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
-    return Fraction(numerator, denominator)
+    return numerator, denominator
 
 
 def _rational(value: object) -> bool:
@@ -67,28 +71,52 @@ class WeightedScore:
     """Base of a frozen dataclass score: ``reward`` and ``as_dict`` from its ``WEIGHTS``.
 
     The subclass declares ``WEIGHTS`` (term name -> weight, see :func:`checked_weights`)
-    and one field per term, plus any metric fields.
+    and one field per term, plus any metric fields; ``DEDUCTED`` names a metric field
+    (a Fraction) the reward is the weighted sum less, if any.
     """
 
     __slots__ = ()
     WEIGHTS: ClassVar[Mapping[str, Fraction]]
     REWARD_DIGITS: ClassVar[int | None] = None  # decimals ``as_dict`` shows the reward with (None: all)
+    DEDUCTED: ClassVar[str | None] = None  # the field taken off the weighted sum (None: nothing)
 
     @property
     def reward(self) -> Fraction:
-        return weighted_sum(self.WEIGHTS, {name: getattr(self, name) for name in self.WEIGHTS})
+        total = weighted_sum(self.WEIGHTS, {name: getattr(self, name) for name in self.WEIGHTS})
+        deduction = 0 if self.DEDUCTED is None else getattr(self, self.DEDUCTED)
+        return total - deduction if deduction else total
 
     def as_dict(self) -> dict[str, Any]:
         """The reward (rounded to :attr:`REWARD_DIGITS` if set), then each term (as floats,
         in weight order), then each metric as it is."""
-        reward = float(self.reward)
+        terms = [getattr(self, name) for name in self.WEIGHTS]
+        reward = _float_reward(self, terms)
         out: dict[str, Any] = {
             "reward": reward if self.REWARD_DIGITS is None else round(reward, self.REWARD_DIGITS)
         }
-        out.update({name: float(getattr(self, name)) for name in self.WEIGHTS})
+        for name, term in zip(self.WEIGHTS, terms, strict=True):
+            out[name] = term.numerator / term.denominator if type(term) is Fraction else float(term)
         for name in _metric_names(type(self)):
             out[name] = getattr(self, name)
         return out
+
+
+def _float_reward(score: WeightedScore, terms: list[Any]) -> float:
+    """``float(score.reward)``, without a Fraction made on the way when every term (and the
+    deduction) is one: the sum's numerator over its denominator, unreduced, is the same
+    float, as Python rounds an integer division correctly whatever the pair's common
+    factors (and ``float()`` of a Fraction is that division)."""
+    deduction = 0 if score.DEDUCTED is None else getattr(score, score.DEDUCTED)
+    if type(deduction) not in _EXACT or not all(type(term) is Fraction for term in terms):
+        return float(score.reward)
+    numerator, denominator = _summed(score.WEIGHTS.values(), terms)
+    if deduction:
+        numerator = numerator * deduction.denominator - deduction.numerator * denominator
+        denominator *= deduction.denominator
+    return numerator / denominator
+
+
+_EXACT = (Fraction, int)
 
 
 def _metric_names(score: type[WeightedScore]) -> tuple[str, ...]:

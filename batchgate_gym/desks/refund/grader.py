@@ -103,7 +103,6 @@ METRICS = (
     "overpaid_cents",
     "unowed_payments",
 )
-_WEIGHT_PAIRS = tuple((weight.numerator, weight.denominator) for weight in WEIGHTS.values())
 MAX_MONEY_COST = Fraction(1)
 """The most an episode's (or a queue order's) money cost takes off its reward."""
 _ZERO, _HALF, _ONE = Fraction(0), Fraction(1, 2), Fraction(1)  # every term of one order is one of these
@@ -120,6 +119,7 @@ class RefundScore(WeightedScore):
 
     WEIGHTS: ClassVar[Mapping[str, Fraction]] = WEIGHTS
     REWARD_DIGITS: ClassVar[int | None] = 4
+    DEDUCTED: ClassVar[str | None] = "money_cost"
 
     task_completed: Fraction
     log_replayable: Fraction
@@ -135,37 +135,14 @@ class RefundScore(WeightedScore):
     unowed_payments: int = 0
     money_cost: Fraction = Fraction(0)
 
-    @property
-    def reward(self) -> Fraction:
-        terms: Fraction = WeightedScore.reward.fget(self)  # type: ignore[attr-defined]
-        return terms - self.money_cost if self.money_cost else terms
-
     def as_dict(self) -> dict[str, Any]:
         """The reward rounded to 4 decimals, each term as a float, each metric, then the
         money cost rounded to 4 decimals."""
-        terms = [getattr(self, name) for name in TERMS]
+        out = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
         cost = self.money_cost
-        if type(cost) is not Fraction or any(type(term) is not Fraction for term in terms):
-            kernels = WeightedScore.as_dict(self)  # slots=True makes a new class: no zero-argument super()
-            kernels["money_cost"] = round(float(cost), 4)
-            return kernels
-        # Every graded score: the same values as WeightedScore.as_dict, without building a
-        # Fraction per step. The reward's exact numerator and denominator are summed in
-        # plain integers, and float() of a Fraction is its numerator / denominator, an
-        # integer division Python rounds correctly whether or not the two are reduced.
-        numerator, denominator = 0, 1
-        for weight, term in zip(_WEIGHT_PAIRS, terms, strict=True):
-            top, bottom = weight[0] * term.numerator, weight[1] * term.denominator
-            numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
-        if cost:
-            numerator = numerator * cost.denominator - cost.numerator * denominator
-            denominator *= cost.denominator
-        out: dict[str, Any] = {"reward": round(numerator / denominator, 4)}
-        for name, term in zip(TERMS, terms, strict=True):
-            out[name] = term.numerator / term.denominator
-        for name in METRICS:
-            out[name] = getattr(self, name)
-        out["money_cost"] = round(cost.numerator / cost.denominator, 4)
+        out["money_cost"] = round(
+            cost.numerator / cost.denominator if type(cost) is Fraction else float(cost), 4
+        )
         return out
 
 

@@ -170,10 +170,8 @@ def test_as_dict_shows_the_rounded_weighted_sum_summed_once(monkeypatch):
 
     score = AnalystScore(Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(0), 1, 2, 0)
     sums = []
-    real = scoring.weighted_sum
-    monkeypatch.setattr(
-        scoring, "weighted_sum", lambda weights, terms: sums.append(1) or real(weights, terms)
-    )
+    real = scoring._summed
+    monkeypatch.setattr(scoring, "_summed", lambda weights, terms: sums.append(1) or real(weights, terms))
     shown = score.as_dict()
     expected = sum((WEIGHTS[name] * getattr(score, name) for name in WEIGHTS), Fraction(0))
     assert shown["reward"] == round(float(expected), 4)

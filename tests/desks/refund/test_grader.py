@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from batchgate_gym.desks.refund.cases import load_cases
 from batchgate_gym.desks.refund.grader import WEIGHTS, RefundScore, grade, target_line
@@ -17,7 +15,6 @@ from batchgate_gym.desks.refund.replay import grade_exported, replay, score_live
 from batchgate_gym.desks.refund.world import RefundWorld, effect_id
 from batchgate_gym.kernel.codec import ToolCall
 from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError, entry_hash
-from batchgate_gym.kernel.scoring import WeightedScore
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 CASES = {case.case_id: case for case in load_cases(DATA / "dsed_eval_curated.jsonl")}
@@ -143,33 +140,9 @@ def test_as_dict_shows_the_weighted_sum_less_the_money_cost():
     assert shown["money_cost"] == 0.3333 and list(shown)[:6] == ["reward", *WEIGHTS]
 
 
-def _kernel_as_dict(score: RefundScore) -> dict[str, Any]:
-    """The score as the kernel's generic WeightedScore.as_dict shows it, with the money cost."""
-    out = WeightedScore.as_dict(score)
-    out["money_cost"] = round(float(score.money_cost), 4)
-    return out
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    terms=st.lists(st.fractions(0, 1, max_denominator=48), min_size=5, max_size=5),
-    cost=st.fractions(0, 1, max_denominator=10_000),
-    metrics=st.lists(st.integers(0, 10**6), min_size=4, max_size=4),
-)
-def test_as_dict_is_the_kernels_as_dict_value_for_value(
-    terms: list[Fraction], cost: Fraction, metrics: list[int]
-) -> None:
-    """RefundScore.as_dict sums in plain integers: the same keys, order, values and types
-    as the kernel's Fraction arithmetic, for any terms and cost (a queue's means too)."""
-    score = RefundScore(*terms, *metrics, money_cost=cost)
-    shown, kernel = score.as_dict(), _kernel_as_dict(score)
-    assert list(shown.items()) == list(kernel.items())
-    assert [type(value) for value in shown.values()] == [type(value) for value in kernel.values()]
-
-
-def test_as_dict_of_float_terms_goes_the_kernels_way() -> None:
+def test_a_float_term_is_summed_the_plain_way() -> None:
     score = RefundScore(0.5, 1, Fraction(1), Fraction(0), Fraction(1), 0, 0, 0, 0)  # type: ignore[arg-type]
-    assert score.as_dict() == _kernel_as_dict(score) and score.as_dict()["reward"] == 0.7
+    assert score.as_dict()["reward"] == 0.7 and score.as_dict()["task_completed"] == 0.5
 
 
 # -- task_completed, original ---------------------------------------------------------------------
