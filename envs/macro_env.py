@@ -34,6 +34,8 @@ class MacroTracking(Protocol):
 
     def move_calls(self, index: int) -> list[ToolCallDict]: ...
 
+    def move_action(self, index: int) -> tuple[list[ToolCallDict], str]: ...
+
     def record(self, answered: Sequence[tuple[str, Mapping[str, Any]]], turn: int | None = None) -> None: ...
 
     def absorb(self, observation: str) -> None: ...
@@ -100,7 +102,8 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         task, _info = self.text_env.reset(seed=seed, options=options)
         self.tracker = self.new_tracker(task)
-        *_ended, info, text_action = self._send(self.tracker.opening_calls())
+        calls = self.tracker.opening_calls()
+        *_ended, info, text_action = self._send(calls, text_action_of(calls))
         return self.tracker.vector(), self._info(info, text_action)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -111,13 +114,15 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
             # never a float or string rounded or parsed into one. (A plain int or a NumPy
             # int64 in range, what samplers give, is in it without asking the space.)
             raise ValueError(f"action {short_repr(action)} is not in the action space {self.action_space}")
-        reward, terminated, truncated, info, text_action = self._send(self.tracker.move_calls(int(action)))
+        reward, terminated, truncated, info, text_action = self._send(*self.tracker.move_action(int(action)))
         return self.tracker.vector(), reward, terminated, truncated, self._info(info, text_action)
 
-    def _send(self, calls: list[ToolCallDict]) -> tuple[float, bool, bool, dict[str, Any], str]:
-        """One move's calls to the text environment, their answers to the tracker; the
-        step's reward, termination, truncation, ``info`` and text action."""
-        text_action = text_action_of(calls)
+    def _send(
+        self, calls: list[ToolCallDict], text_action: str
+    ) -> tuple[float, bool, bool, dict[str, Any], str]:
+        """One move's calls (and the text action they make) to the text environment, their
+        answers to the tracker; the step's reward, termination, truncation, ``info`` and
+        text action."""
         # An action too long for the text environment's parser goes as text, to be refused as such.
         if calls and not self.via_text and len(text_action) <= MAX_ACTION_CHARS:
             outcome, reward, info = self.text_env.step_calls(calls)

@@ -215,6 +215,11 @@ class GateMacroTracker:
         calls = self.move_calls(index)
         return action(*calls) if calls else ""
 
+    def move_action(self, index: int) -> tuple[list[ToolCallDict], str]:
+        """:meth:`move_calls` and the text action they make (``""`` for none)."""
+        calls = self.move_calls(index)
+        return calls, action(*calls) if calls else ""
+
     def move_calls(self, index: int) -> list[ToolCallDict]:
         """The calls of macro ``index`` (none for a move on an empty slot)."""
         slot, move = self.layout.decode(index)

@@ -269,6 +269,14 @@ class RefundMacroTracker:
         calls = self.move_calls(index)
         return action(*calls) if calls else ""
 
+    def move_action(self, index: int) -> tuple[list[ToolCallDict], str]:
+        """:meth:`move_calls` and the text action they make (``""`` for none)."""
+        calls = self.move_calls(index)
+        if not calls:
+            return calls, ""
+        (one,) = calls  # a move is one call
+        return calls, _action_text(one["name"], tuple(one["arguments"].items()))
+
     def move_calls(self, index: int) -> list[ToolCallDict]:
         """The calls of macro ``index`` (none for a move on an empty line slot, or a void
         with nothing to take back)."""
@@ -385,6 +393,14 @@ class RefundMacroTracker:
         if self.layout.recovery:
             values.append(bool(state.voided))
         return values
+
+
+@functools.lru_cache(maxsize=4096)
+def _action_text(name: str, arguments: tuple[tuple[str, str | int], ...]) -> str:
+    """The text action of one call a tracker makes, written once per call: a fixed case's
+    moves make the same calls in every episode. The arguments are strings and ints (never
+    bools or floats), so equal keys are equal calls and write the same text."""
+    return action(call(name, **dict(arguments)))
 
 
 _TOOL_OF_MOVE = {
