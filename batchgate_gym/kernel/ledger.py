@@ -285,16 +285,6 @@ class Ledger:
         """The nonce entry 0 recorded, if any."""
         return log_nonce(self._entries[0].args) if self._entries else None
 
-    def begin_as(self, first: LogEntry) -> None:
-        """Begin with the entry 0 of an earlier log of the same case, settings and key.
-
-        Entry 0 depends on nothing else, so a world that resets to the same case again
-        reuses it instead of hashing it again; the chain is the one :meth:`begin` makes.
-        """
-        if self._entries or first.seq != 0 or first.action != BEGIN_ACTION or first.prev_hash != GENESIS:
-            raise LogIntegrityError("only an unused ledger begins, and only with a begin entry")
-        self._entries.append(first)
-
     def seal(self, reason: str) -> LogEntry:
         """Close the log: the seal names how many entries came before it."""
         entry = self.append(SEAL_ACTION, {"entries": len(self._entries), "reason": reason}, True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
-from batchgate_gym.kernel.ledger import Ledger, LogEntry, LogIntegrityError
+from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
 from batchgate_gym.kernel.plain import FrozenDict, frozen
 from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, keyed_by, schema_key
 from batchgate_gym.kernel.sqlite_image import (
@@ -300,7 +300,6 @@ class GateWorld:
         self.conn, self.guard = _take_connection(budget)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
-        self._first_entries: dict[tuple[str, str | None], LogEntry] = {}  # (digest, nonce) -> entry 0
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
@@ -341,14 +340,9 @@ class GateWorld:
         prepared = self.prepared
         if prepared is None:
             return
-        first = self._first_entries.get((prepared.digest, nonce))
-        if first is None:
-            if len(self._first_entries) >= 1024:  # procedural play meets each case once
-                self._first_entries.clear()
-            first = ledger.begin(prepared.digest, self.log_settings(), nonce)
-            self._first_entries[prepared.digest, nonce] = first
-        else:
-            ledger.begin_as(first)
+        # Entry 0 is hashed afresh on every reset: its nonce is new unless the seed repeats,
+        # so kept entries would serve a benchmark's repeated seeds, not a user's play.
+        ledger.begin(prepared.digest, self.log_settings(), nonce)
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import tracemalloc
 
 import pytest
 
@@ -88,3 +89,22 @@ def test_evaluations_that_share_connections_score_as_fresh_ones(monkeypatch):
     fresh = evaluate(careful(), split="eval", progress=False)
     assert compiled == [1]
     assert first.rows() == second.rows() == fresh.rows()
+
+
+def test_a_world_keeps_nothing_of_its_earlier_episodes_logs():
+    """Resets of one case with new nonces (every seeded reset of a training loop) leave
+    the world no bigger: it keeps no earlier log's entries (a world once kept entry 0 of
+    up to 1,024 earlier resets, which only a repeated seed could use)."""
+    case = split_cases("eval")[0]
+    world = GateWorld()
+    for nonce in range(50):
+        world.reset(case, f"warm-{nonce}")
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for nonce in range(400):
+        world.reset(case, f"nonce-{nonce}")
+    grown = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    tracemalloc.stop()
+    world.close()
+    assert grown < 20_000, f"400 resets grew the world by {grown:,} bytes"
+    assert world.ledger.nonce == "nonce-399"
