@@ -9,9 +9,11 @@ built, statements compiled), and reports the difference divided by ``count``. Wi
 ``batchgate_gym`` is an earlier checkout (installed in its own virtual environment),
 and the table gives both and the change. Instructions are not time (a cache miss costs
 more than an add), so a change is confirmed on the clock too, in turn; but they say
-which way the work went whatever the machine was doing. They are not exact either: the
-same count taken again in a new process differs by up to a few percent per unit (caches
-keyed by object identity, set and dict layouts), so a change of a few percent is noise.
+which way the work went whatever the machine was doing. They are not exact either. Each
+child runs with ``PYTHONHASHSEED=0``, so string hashes (and the layouts of sets and dicts
+of strings) are the same in every count; caches keyed by object identity are not, and the
+same count taken again in a new process differs by about one percent per unit (up to
+three without the fixed hash seed), so a change of a percent or two is noise.
 
     python benchmarks/instructions.py [--measures careful,gate_reset,...] [--before PYTHON] [--out DIR]
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -152,7 +155,8 @@ def instructions(python: str, workload: str, count: int) -> int:
     """Instructions callgrind counts for ``python`` running ``workload`` over ``count`` units."""
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python]
     command += [str(Path(__file__).resolve()), "--workload", workload, "--count", str(count)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    fixed = {**os.environ, "PYTHONHASHSEED": "0"}  # the same str hashes, so set and dict layouts
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tempfile.gettempdir(), env=fixed)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{workload} under callgrind failed ({done.returncode}): {done.stderr[-2000:]}")
