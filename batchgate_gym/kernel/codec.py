@@ -41,6 +41,11 @@ _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?|\n?```\s*$")
 _TYPE_NAMES = {str: "string", list: "array", int: "integer", float: "number", bool: "boolean"}
 
 
+def _a(name: str) -> str:
+    """The type name with its article, as an error message says it: "an integer", "a string"."""
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
 class _Required:
     """The default of a parameter that has none: the caller must give it."""
 
@@ -73,7 +78,7 @@ class Param:
         if (self.items is not None) != (self.kind is list):
             raise TypeError(f"parameter {self.name!r}: a list parameter, and only one, names its items")
         if not self.required and self.default is not None and _type_error(self, self.default) is not None:
-            raise TypeError(f"parameter {self.name!r}: default {self.default!r} is not a {self.type_name}")
+            raise TypeError(f"parameter {self.name!r}: default {self.default!r} is not {_a(self.type_name)}")
 
     @property
     def required(self) -> bool:
@@ -391,14 +396,17 @@ def _bind(name: str, args: list[Any], kwargs: dict[str, Any], tools: Mapping[str
 
 
 def _plainly_given(spec: ToolSpec, kwargs: dict[str, Any]) -> bool:
-    """Every parameter given by name, each a string where a string is wanted or a list
-    of strings where one is: the binding below would keep each value as it is."""
+    """Every parameter given by name, each a string where a string is wanted, an int (not a
+    bool) where an int is, or a list of strings where one is: the binding below would
+    keep each value as it is."""
     if len(kwargs) != len(spec.params):
         return False
     for param in spec.params:
         value = kwargs.get(param.name, _ABSENT)
         if param.kind is str:
             plain = type(value) is str
+        elif param.kind is int:
+            plain = type(value) is int
         else:
             listed = param.kind is list and param.items is str and type(value) is list
             plain = listed and all(type(item) is str for item in value)
@@ -423,9 +431,9 @@ def _type_error(param: Param, value: Any) -> str | None:
     """Why ``value`` does not fit ``param``'s type, or ``None`` if it does."""
     if not _fits(param.kind, value):
         found = "a bool" if isinstance(value, bool) else type(value).__name__
-        return f"{param.name} must be a {param.type_name}, not {found}"
+        return f"{param.name} must be {_a(param.type_name)}, not {found}"
     if param.items is not None and not all(_fits(param.items, item) for item in value):
-        return f"every item of {param.name} must be a {_TYPE_NAMES[param.items]}"
+        return f"every item of {param.name} must be {_a(_TYPE_NAMES[param.items])}"
     return None
 
 
