@@ -12,8 +12,8 @@ more than an add), so a change is confirmed on the clock too, in turn; but they 
 which way the work went whatever the machine was doing. They are not exact either. Each
 child runs with ``PYTHONHASHSEED=0``, so string hashes (and the layouts of sets and dicts
 of strings) are the same in every count; caches keyed by object identity are not, and the
-same count taken again in a new process differs by about one percent per unit (up to
-three without the fixed hash seed), so a change of a percent or two is noise.
+same count taken again in a new process still differs by one to three percent per unit,
+so a change of a few percent is noise.
 
     python benchmarks/instructions.py [--measures careful,gate_reset,...] [--before PYTHON] [--out DIR]
 
