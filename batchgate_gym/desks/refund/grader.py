@@ -157,13 +157,9 @@ def _calls(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[_Call]:
     """The desk's calls in the log (no begin, seal, reply or unparsable action), read leniently."""
     calls = []
     for position, entry in enumerate(entries):
-        args: Mapping[str, Any]
-        if type(entry) is LogEntry:  # a live entry: its fields as they are (entry_parts' first case)
-            action, args, executed = entry.action, entry.args, entry.executed
-        elif isinstance(entry, (LogEntry, Mapping)):
-            action, args, executed = entry_parts(entry)
-        else:
+        if not isinstance(entry, (LogEntry, Mapping)):
             continue
+        action, args, executed = entry_parts(entry)
         if action in _NOT_CALLS:
             continue
         plain = type(args) is dict or isinstance(args, Mapping)  # a dict needs no ABC check
@@ -309,7 +305,12 @@ def executed_payments(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[P
 
 
 def _payments(calls: Sequence[_Call]) -> list[Payment]:
-    return [Payment.from_args(c.args, c.position) for c in calls if c.action == "issue_refund" and c.executed]
+    return [Payment.from_args(c.args, c.position) for c in _executed_refunds(calls)]
+
+
+def _executed_refunds(calls: Sequence[_Call]) -> list[_Call]:
+    """The executed ``issue_refund`` calls: the payments the tool made."""
+    return [c for c in calls if c.action == "issue_refund" and c.executed]
 
 
 def _written_payments(calls: Sequence[_Call]) -> list[Payment]:
@@ -341,11 +342,7 @@ def money_ledger(calls: Sequence[_Call]) -> list[Movement]:
     a void takes the earliest earlier standing payment of its order and key made by
     its own caller, as the desk applies it, whichever ticket either was made under."""
     # Each payment with who made it: a team's keys are each worker's own.
-    made = [
-        (Payment.from_args(c.args, c.position), c.args.get(AGENT_KEY))
-        for c in calls
-        if c.action == "issue_refund" and c.executed
-    ]
+    made = [(Payment.from_args(c.args, c.position), c.args.get(AGENT_KEY)) for c in _executed_refunds(calls)]
     made = [(payment, caller) for payment, caller in made if _amount(payment) > 0]
     voided_at: dict[int, int] = {}
     for call in calls:
@@ -449,13 +446,7 @@ def money_figures(case: RefundCase, money: Sequence[Movement]) -> MoneyFigures:
         overpaid += judged.overpaid_cents
         unowed += judged.unowed
         halves += judged.overpaid_cents * (2 if standing or judged.unauthorized else 1)  # a void halves
-    whole_cap = 2 * case.cap_cents  # halves / whole_cap is the cost before its ceiling
-    if not halves:
-        cost = _ZERO
-    elif halves * MAX_MONEY_COST.denominator >= MAX_MONEY_COST.numerator * whole_cap:
-        cost = MAX_MONEY_COST
-    else:
-        cost = Fraction(halves, whole_cap)
+    cost = min(MAX_MONEY_COST, Fraction(halves, 2 * case.cap_cents)) if halves else _ZERO
     return MoneyFigures(
         unauthorized_cents=unauthorized,
         overpaid_cents=overpaid,
