@@ -13,9 +13,9 @@ hold on three fronts at once:
 * nothing runs away, and what stops a query is counted, not timed: a progress
   handler interrupts a query past its VM-step budget (``max_steps`` for one
   query, ``max_action_steps`` for every query of one action together: call
-  :meth:`SqlGuard.begin_action` when an action starts) or its memory budget (the
-  process's resident memory may not grow by more than ``max_memory_bytes``
-  during one query); compiling is bounded before it starts, by the size of the
+  :meth:`SqlGuard.begin_action` when an action starts) or its memory budget
+  (SQLite's own count of the bytes it holds may not grow by more than
+  ``max_memory_bytes`` during one query: :data:`MEMORY_COUNT`); compiling is bounded before it starts, by the size of the
   statement with its CTEs inlined (``max_inlined_tokens``, :mod:`.sqlshape`: a
   chain of self-joined CTEs doubles at every level), and while it runs, by the
   authorizer, which refuses a statement once it has been asked
@@ -67,6 +67,7 @@ prepared statement, so each is authorized again before it next runs.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
 import os
@@ -75,6 +76,7 @@ import resource
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .infra import Clocks, InfraFailure, ThreadClock
@@ -102,10 +104,9 @@ READING_ONLY = (
     "DROP, ALTER, PRAGMA, ATTACH, transactions, VACUUM ...) are refused"
 )
 _STEP_GRANULARITY = 1000  # VM instructions between two progress-handler calls
-# Resident memory is read (from /proc) on the first progress call, which sets the
-# query's baseline, and then on every few calls after: most agent queries finish
-# before the first call and never pay for the read.
-_MEMORY_EVERY = 4
+# The memory count is read on the first progress call, which sets the query's
+# baseline (after it compiled: a statement taken from the cache compiles nothing), and
+# on every call after; most agent queries finish before the first call.
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,7 @@ class SqlBudget:
     max_cell_chars: int = 200
     max_blob_bytes: int = 100
     max_query_chars: int = 20_000
-    max_memory_bytes: int = 64 << 20  # growth of resident memory allowed during one query
+    max_memory_bytes: int = 64 << 20  # growth of SQLite's memory allowed during one query (MEMORY_COUNT)
 
 
 PROCESS_HEAP_LIMIT_BYTES = 1 << 30
@@ -240,6 +241,35 @@ def encodable(text: str) -> bool:
     return True
 
 
+def _sqlite_memory_used() -> Callable[[], int] | None:
+    """SQLite's ``sqlite3_memory_used()``, from the library this process's ``sqlite3``
+    module runs on, or ``None`` where it cannot be reached or does not count.
+
+    The count is SQLite's own: every byte its allocator holds, across the process's
+    connections. Unlike the process's resident memory it does not depend on what else
+    the process did before (a heap left with freed blocks by earlier work lets a query
+    grow without the resident figure moving). The probe checks that the function found
+    is the one this module's connections allocate through: a build with memory status
+    compiled out, or another copy of the library, would count nothing.
+    """
+    try:
+        import _sqlite3
+
+        used = ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used
+    except (ImportError, OSError, AttributeError):  # a static build with no exported symbol, say
+        return None
+    used.restype, used.argtypes = ctypes.c_int64, []
+    probe = sqlite3.connect(":memory:")
+    try:
+        before = used()
+        probe.execute("CREATE TABLE probe (x)")
+        probe.execute("INSERT INTO probe VALUES (?)", (bytes(1 << 16),))
+        grew = used() - before >= 1 << 16
+    finally:
+        probe.close()
+    return (lambda: int(used())) if grew else None
+
+
 def resident_bytes() -> int:
     """This process's resident memory now (Linux), else its peak so far.
 
@@ -269,6 +299,15 @@ def _statm_descriptor() -> int:
 
 
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+_SQLITE_MEMORY_USED = _sqlite_memory_used()
+MEMORY_COUNT = "sqlite" if _SQLITE_MEMORY_USED is not None else "resident"
+"""What the memory budget counts: ``"sqlite"``, SQLite's own count of the bytes it
+holds (the same for the same query over the same data, whatever the process did
+before, up to the few kilobytes SQLite keeps in per-connection pools), or, where that
+count cannot be read, ``"resident"``, the process's resident memory, which earlier work
+in the process moves (freed blocks the heap keeps let a query grow unseen)."""
+_memory_now: Callable[[], int] = _SQLITE_MEMORY_USED or resident_bytes
 
 
 class SqlGuard:
@@ -399,11 +438,10 @@ class SqlGuard:
         self._action_cpu.end()
 
     def _over_memory(self) -> bool:
-        calls = self._steps // _STEP_GRANULARITY
-        if calls == 1:
-            self._memory_ceiling = resident_bytes() + self.budget.max_memory_bytes
+        if self._steps == _STEP_GRANULARITY:  # the first call: the baseline
+            self._memory_ceiling = _memory_now() + self.budget.max_memory_bytes
             return False
-        return calls % _MEMORY_EVERY == 1 and resident_bytes() > self._memory_ceiling
+        return _memory_now() > self._memory_ceiling
 
     def run(self, query: str) -> SqlResult:
         """Run one agent query; raise :class:`SqlRefused` with a readable reason, or

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 import time
 
@@ -294,3 +295,38 @@ def test_a_guard_runs_queries_from_one_thread_after_another():
         worker.start()
         worker.join()
     assert answers == [[[0]], [[1]], [[2]]]
+
+
+def _distinct_wide_rows(rows: int) -> str:
+    """A query that holds ``rows`` distinct rows of about 20 KB each: many bytes for few steps."""
+    return (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000), "
+        "w(s) AS (SELECT group_concat(printf('%019d', i), '') FROM n), "
+        f"r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {rows}) "
+        "SELECT count(*) FROM (SELECT DISTINCT s || i FROM r, w)"
+    )
+
+
+def test_the_memory_budget_counts_sqlites_bytes_whatever_the_process_did_before():
+    """The same query gets the same verdict after the process's heap filled with freed blocks.
+
+    500 rows of 20 KB need about 11 MB: over an 8 MB budget, refused. Counted by the
+    process's resident memory, the same query ran to its answer once earlier work had
+    left 80 MB of freed 8 KB blocks in the heap, which SQLite's allocations reuse
+    without the resident figure moving.
+    """
+    from batchgate_gym.kernel import sqlguard
+
+    guard = SqlGuard(sqlite3.connect(":memory:", cached_statements=0), SqlBudget(max_memory_bytes=8 << 20))
+
+    def verdicts() -> tuple[str, object]:
+        with pytest.raises(SqlRefused) as refused:
+            guard.run(_distinct_wide_rows(500))
+        return str(refused.value), guard.run(_distinct_wide_rows(100)).rows
+
+    first = verdicts()
+    blocks = [bytes(8000) + bytes([i % 251]) for i in range(20_000)]
+    del blocks[::2]  # freed blocks between live ones: the heap keeps them
+    assert verdicts() == first == ("query interrupted: it exceeded its memory budget", [[100]])
+    if sys.platform == "linux":  # CPython links its sqlite3 module to the shared library there
+        assert sqlguard.MEMORY_COUNT == "sqlite"
