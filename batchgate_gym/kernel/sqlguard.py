@@ -311,7 +311,14 @@ _memory_now: Callable[[], int] = _SQLITE_MEMORY_USED or resident_bytes
 
 
 class SqlGuard:
-    """Owns the authorizer, limits and budget of one SQLite connection."""
+    """Owns the authorizer, limits and budget of one SQLite connection.
+
+    The connection has no statement cache (``cached_statements=0``, as
+    :func:`~.sqlite_image.open_connection` opens one), unless ``reuse_statements=True``:
+    a guard must see every query it has not compiled over the same schema, and one
+    taken from a cache it knows nothing of would be refused as not a query. A
+    connection with a cache is refused, with ``ValueError``, when the guard is made.
+    """
 
     __slots__ = (
         "_action",
@@ -347,6 +354,13 @@ class SqlGuard:
         reuse_statements: bool = False,
         deterministic: bool = False,
     ) -> None:
+        if not reuse_statements and _caches_statements(conn):
+            raise ValueError(
+                "SqlGuard needs a connection without a statement cache, opened with"
+                " sqlite3.connect(..., cached_statements=0) (sqlite_image.open_connection opens one),"
+                " or reuse_statements=True: over a cache, a query run a second time is not"
+                " authorized again and would be refused"
+            )
         self.conn = conn
         self.budget = budget or SqlBudget()
         self._deterministic = deterministic
@@ -692,6 +706,24 @@ class SqlGuard:
 
 SchemaKey = tuple[int, str]
 """A schema as the guard knows it: its cookie and the digest of its ``sqlite_master``."""
+
+
+def _caches_statements(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` keeps prepared statements: a text run twice is compiled (and
+    authorized) only once."""
+    compiled: list[int] = []
+
+    def count(action: int, *_names: str | None) -> int:
+        compiled.append(action)
+        return sqlite3.SQLITE_OK
+
+    conn.set_authorizer(count)
+    try:
+        for _ in range(2):
+            conn.execute("SELECT 1 /* statement cache probe */").close()
+    finally:
+        conn.set_authorizer(None)
+    return compiled.count(sqlite3.SQLITE_SELECT) < 2
 
 
 def keyed_by(fingerprint: str, sql: str) -> str:

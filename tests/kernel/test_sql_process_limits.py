@@ -85,12 +85,12 @@ def heap():
     return sqlite3.connect(":memory:").execute("PRAGMA hard_heap_limit").fetchone()[0]
 
 out = {}
-first = SqlGuard(sqlite3.connect(":memory:"))
+first = SqlGuard(sqlite3.connect(":memory:", cached_statements=0))
 out["default"] = heap()
 out["lowered"] = set_process_heap_limit(256 << 20)
 out["seen"] = heap()
 out["raise_refused"] = set_process_heap_limit(2 << 30)
-SqlGuard(sqlite3.connect(":memory:"), SqlBudget(max_value_bytes=100))
+SqlGuard(sqlite3.connect(":memory:", cached_statements=0), SqlBudget(max_value_bytes=100))
 out["after_another_guard"] = heap()
 print(json.dumps(out))
 """
@@ -100,7 +100,7 @@ import json, sqlite3
 from batchgate_gym.kernel.sqlguard import SqlGuard, set_process_heap_limit
 
 out = {"set": set_process_heap_limit(3 << 30)}
-SqlGuard(sqlite3.connect(":memory:"))
+SqlGuard(sqlite3.connect(":memory:", cached_statements=0))
 out["after_guard"] = sqlite3.connect(":memory:").execute("PRAGMA hard_heap_limit").fetchone()[0]
 print(json.dumps(out))
 """

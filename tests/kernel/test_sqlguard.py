@@ -232,7 +232,7 @@ def test_a_lone_surrogate_is_refused_as_text_that_is_not_utf8(world):
 def test_deterministic_guard_refuses_the_clock_and_chance():
     import sqlite3
 
-    guard = SqlGuard(sqlite3.connect(":memory:"), deterministic=True)
+    guard = SqlGuard(sqlite3.connect(":memory:", cached_statements=0), deterministic=True)
     for query in (
         "SELECT random()",
         "SELECT current_timestamp",
@@ -248,7 +248,7 @@ def test_deterministic_guard_refuses_the_clock_and_chance():
     assert guard.run("SELECT date('2020-01-31', '+1 day'), strftime('%Y-%m', '2020-02-03')").rows == [
         ["2020-02-01", "2020-02"]
     ]
-    plain = SqlGuard(sqlite3.connect(":memory:"))
+    plain = SqlGuard(sqlite3.connect(":memory:", cached_statements=0))
     assert plain.run("SELECT typeof(random())").rows == [["integer"]]  # only where asked
 
 
@@ -284,7 +284,7 @@ def test_a_count_answered_from_an_index_still_reads_the_table(world, table):
 def test_a_guard_runs_queries_from_one_thread_after_another():
     """A server's worker pool runs a session's queries on whichever thread is free, and
     the first of them may have ended: every query is timed on its own thread's clock."""
-    guard = SqlGuard(sqlite3.connect(":memory:", check_same_thread=False))
+    guard = SqlGuard(sqlite3.connect(":memory:", cached_statements=0, check_same_thread=False))
     answers = []
 
     def ask(value):
@@ -330,3 +330,13 @@ def test_the_memory_budget_counts_sqlites_bytes_whatever_the_process_did_before(
     assert verdicts() == first == ("query interrupted: it exceeded its memory budget", [[100]])
     if sys.platform == "linux":  # CPython links its sqlite3 module to the shared library there
         assert sqlguard.MEMORY_COUNT == "sqlite"
+
+
+def test_a_guard_refuses_a_connection_with_a_statement_cache_unless_it_reuses_statements():
+    """Over a cache the guard knows nothing of, a query run twice was refused the second time."""
+    cached = sqlite3.connect(":memory:")  # the sqlite3 module's default: 128 statements kept
+    with pytest.raises(ValueError, match="cached_statements=0"):
+        SqlGuard(cached)
+    assert SqlGuard(cached, reuse_statements=True).run("SELECT 1").rows == [[1]]
+    guard = SqlGuard(sqlite3.connect(":memory:", cached_statements=0))
+    assert [guard.run("SELECT 2").rows for _ in range(2)] == [[[2]], [[2]]]
