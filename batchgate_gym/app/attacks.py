@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
 from batchgate_gym.tables import legend, markdown_table
 
-from .evaluate import EvaluationResult
+from .evaluate import Aggregate, EvaluationResult
 from .progress import add_quiet_option
 from .shared import (
     add_case_source,
@@ -34,6 +35,15 @@ from .shared import (
 )
 
 TARGET = "careful"  # the gate's target
+# An episode the machine stopped has no score: the table counts them in a column of its
+# own (only when there are any) and compares each policy with the target over the cases both scored.
+INFRA_COLUMN = "infra errors"
+INFRA_MEANING = (
+    "episodes the machine stopped (a safety net fired): they have no score and are left out of "
+    "this policy's means and totals, which are over the cases it scored"
+)
+BOTH_SCORED = ", over the cases both scored"
+OVER_SCORED = "cases it scored of the "
 
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
@@ -96,10 +106,11 @@ def attack_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec |
     desk = registry.get(desk) if isinstance(desk, str) else desk
     target_name = desk.policies.target or next(iter(results))
     target = results[target_name].overall
+    stopped = any(result.overall.infra_episodes for result in results.values())
     rows = []
     for name, result in results.items():
         overall = result.overall
-        gap = "" if name == target_name else f"{float(target.means['reward'] - overall.means['reward']):.4f}"
+        gap = "" if name == target_name else f"{float(gap_below(results[target_name], result)):.4f}"
         cells = []
         for metric in desk.scoring.shown_metrics:
             value = overall.total(metric.name)
@@ -114,17 +125,47 @@ def attack_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec |
                 f"{overall.mean('reward'):.4f}",
                 *(f"{overall.mean(term):.4f}" for term in desk.scoring.terms),
                 *cells,
+                *([str(overall.infra_episodes)] if stopped else []),
                 gap,
             ]
         )
     columns = [metric.column or metric.name for metric in desk.scoring.shown_metrics]
-    header = ["policy", "kind", "reward", *desk.scoring.terms, *columns, f"below {target_name}"]
+    stopped_column = [INFRA_COLUMN] if stopped else []
+    header = [
+        "policy",
+        "kind",
+        "reward",
+        *desk.scoring.terms,
+        *columns,
+        *stopped_column,
+        f"below {target_name}",
+    ]
     return markdown_table(header, rows) + "\n\n" + attack_legend(results, desk, target_name)
+
+
+def gap_below(target: EvaluationResult, other: EvaluationResult) -> Fraction:
+    """The target's mean reward minus ``other``'s, over the cases both scored.
+
+    An episode the machine stopped has no score and is left out of its policy's mean;
+    left out on one side only, the two means would be over different cases, and a
+    policy stopped on its worst cases would look closer to the target than it is.
+    """
+    both = _scored(target) & _scored(other)
+    means = [
+        Aggregate.of([r for r in result.episodes if r.index in both]).means["reward"]
+        for result in (target, other)
+    ]
+    return means[0] - means[1]
+
+
+def _scored(result: EvaluationResult) -> set[int]:
+    return {r.index for r in result.episodes if not r.infra_error}
 
 
 def attack_legend(results: dict[str, EvaluationResult], desk: registry.DeskSpec, target: str) -> str:
     """One line per column of the attack table."""
-    n_cases = next(iter(results.values())).overall.episodes
+    n_cases = len(next(iter(results.values())).episodes)
+    stopped = any(result.overall.infra_episodes for result in results.values())
     kinds = dict.fromkeys(desk.policies.kind(name) for name in results)
     metric_lines = []
     for metric in desk.scoring.shown_metrics:
@@ -136,9 +177,16 @@ def attack_legend(results: dict[str, EvaluationResult], desk: registry.DeskSpec,
     return legend(
         [
             ("kind", "; ".join(f"{kind}: {registry.KIND_MEANINGS.get(kind, kind)}" for kind in kinds)),
-            ("reward", f"mean reward over the {n_cases} cases, {desk.scoring.reward_span}"),
+            (
+                "reward",
+                f"mean reward over the {OVER_SCORED if stopped else ''}{n_cases} cases, {desk.scoring.reward_span}",
+            ),
             *((term, f"mean, {meaning}") for term, meaning in desk.scoring.term_legend()),
             *metric_lines,
-            (f"below {target}", f"{target}'s mean reward minus this policy's"),
+            *([(INFRA_COLUMN, INFRA_MEANING)] if stopped else []),
+            (
+                f"below {target}",
+                f"{target}'s mean reward minus this policy's{BOTH_SCORED if stopped else ''}",
+            ),
         ]
     )

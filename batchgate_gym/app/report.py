@@ -174,7 +174,7 @@ def baseline_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec
     desk = _desk(desk)
     names = list(results)
     first = next(iter(results.values()))
-    n_cases = first.overall.episodes
+    n_cases = len(first.episodes)
     headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
     rows = [
         [f"mean {term}", *(f"{results[n].overall.mean(term):.4f}" for n in names)]
@@ -187,7 +187,13 @@ def baseline_table(results: dict[str, EvaluationResult], desk: registry.DeskSpec
         rows.append(
             [label, *(f"{sum(r.terms[term] == 1.0 for r in results[n].episodes)} / {n_cases}" for n in names)]
         )
+    if any(results[n].overall.infra_episodes for n in names):
+        # Left out of every mean and total above: say how many, or the means read as over every case.
+        rows.append([INFRA_ROW, *(str(results[n].overall.infra_episodes) for n in names)])
     return markdown_table(["", *names], rows)
+
+
+INFRA_ROW = "infra errors (not scored, left out of the means and totals)"
 
 
 def _total(result: EvaluationResult, metric: registry.Metric, desk: registry.DeskSpec) -> str:
