@@ -92,9 +92,10 @@ class Aggregate:
     @classmethod
     def of(cls, results: Sequence[EpisodeResult]) -> Aggregate:
         infra = sum(1 for r in results if r.infra_error)
+        # Every term has a mean, even when the machine stopped every episode (it reads 0, over none).
+        terms = list(dict.fromkeys(name for r in results for name in r.terms))
         results = [r for r in results if not r.infra_error]
         n = len(results)
-        terms = list(dict.fromkeys(name for r in results for name in r.terms))
         means = {"reward": _exact_mean([r.reward for r in results], n)}
         for name in terms:
             means[name] = _exact_mean([r.terms[name] for r in results], n)
@@ -225,14 +226,7 @@ def run_episode(
 
 def unscored_fields(desk: registry.DeskSpec, info: dict[str, Any]) -> dict[str, Any]:
     """An episode the machine stopped: no score (zeros, left out of every mean), its error kept."""
-    return {
-        "case_id": info["case_id"],
-        "family": info.get("family", ""),
-        "reward": 0.0,
-        "terms": {term: 0.0 for term in desk.scoring.terms},
-        "metrics": {metric.name: 0.0 if metric.money else 0 for metric in desk.scoring.metrics},
-        "infra_error": str(info["infra_error"]),
-    }
+    return desk.scoring.unscored_fields(info)
 
 
 def _plan(

@@ -121,7 +121,10 @@ def summary(
     aggregate = Aggregate.of(results)
     out: dict[str, Any] = {"episodes": aggregate.episodes}
     out.update({f"mean_{name}": aggregate.mean(name) for name in aggregate.means})
-    out["seeds_below_1"] = sum(1 for r in results if r.reward < 1)
+    # A game the machine stopped has no score: it is counted apart, not as a seed short of 1.
+    out["seeds_below_1"] = sum(1 for r in results if r.reward < 1 and not r.infra_error)
+    if aggregate.infra_episodes:
+        out["infra_episodes"] = aggregate.infra_episodes
     for name in mishaps:
         # The single-agent results have no such counts: shown as missing, not as zero.
         out[name] = aggregate.counts.get(name)
@@ -203,12 +206,20 @@ def markdown(table: dict[str, Any], desk: str = DEFAULT_DESK) -> str:
     for name, value in table.get("options", {}).items():
         title += f", {name} {_option_text(value)}"
     shown = columns(desk)
+    if any("infra_episodes" in row for row in table["policies"].values()):
+        shown.append(("infra_episodes", "infra errors"))
     if "target" in table:
         shown.append(("below_target", f"below {table['target']}"))
     metrics = {metric.name: metric for metric in registry.get(desk).scoring.shown_metrics}
     header = ["policy", *(h for _, h in shown)]
     rows = [
-        [name, *(_cell(key, row[key], metrics.get(key)) for key, _ in shown)]
+        [
+            name,
+            *(
+                _cell(key, row.get(key, 0) if key == "infra_episodes" else row[key], metrics.get(key))
+                for key, _ in shown
+            ),
+        ]
         for name, row in table["policies"].items()
     ]
     return f"{title}\n\n" + markdown_table(header, rows, rest="---")

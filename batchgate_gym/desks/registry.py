@@ -155,6 +155,18 @@ class Scoring:
             },
         }
 
+    def unscored_fields(self, info: FinalInfo) -> dict[str, Any]:
+        """The result fields of an episode the machine stopped (``info["infra_error"]``): no
+        score, so every term and metric 0 (left out of every mean), and the error kept."""
+        return {
+            "case_id": info["case_id"],
+            "family": info.get("family", ""),
+            "reward": 0.0,
+            "terms": {term: 0.0 for term in self.terms},
+            "metrics": {metric.name: 0.0 if metric.money else 0 for metric in self.metrics},
+            "infra_error": str(info["infra_error"]),
+        }
+
 
 @dataclass(frozen=True)
 class CaseSupply:

@@ -21,10 +21,14 @@ from batchgate_gym.app.attacks import INFRA_COLUMN, attack_table, gap_below
 from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.app.report import INFRA_ROW, baseline_table
 from batchgate_gym.app.shared import run_policies
+from batchgate_gym.app.team import markdown, run_team, summary
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.gate.spec import TEAM_MISHAPS
 from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.kernel.text_policy import call, result_of
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
+from batchgate_gym.policies.gate.team import CarefulWithClaims
 
 RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
 # Budgets no query of these policies reaches, but for the wall clock: a runaway query
@@ -110,3 +114,26 @@ def test_tables_without_stopped_episodes_are_unchanged():
     assert INFRA_COLUMN not in attack_table(played, "gate") and INFRA_ROW not in baseline_table(
         played, "gate"
     )
+
+
+class StallingTeamAgent(CarefulWithClaims):
+    """A team agent whose every action is a runaway query."""
+
+    def act(self, observation: str) -> str:
+        return self._send(call("run_sql", query=RUNAWAY))
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["aec", "parallel"])
+def test_a_team_game_the_machine_stopped_is_counted_apart(parallel):
+    """The gate's team game stopped by the safety net has no score and no contributions:
+    its result is an infra error (not a KeyError), left out of the means and of the seeds
+    short of 1, and the team table counts it in a column of its own."""
+    results, _cases = run_team(StallingTeamAgent, [0], parallel=parallel, n_agents=2, sql_budget=STALLING)
+    (result,) = results
+    assert "safety limit" in result.infra_error and result.reward == 0.0 and result.truncated
+    totals = [metric.name for metric in registry.get("gate").scoring.shown_metrics]
+    row = summary(results, [name for name, _ in TEAM_MISHAPS], totals)
+    assert row["infra_episodes"] == 1 and row["seeds_below_1"] == 0 and row["episodes"] == 0
+    table = {"agents": 2, "seeds": 1, "api": "aec", "policies": {"stalled": row}}
+    header = markdown(table, "gate").splitlines()[2]
+    assert header.endswith("| infra errors |")

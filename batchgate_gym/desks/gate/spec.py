@@ -43,10 +43,23 @@ def _lineup(cases: list[Any]) -> dict[str, Any]:
     return {"careful": CarefulPolicy(), **{name: build_attacker(name, truth) for name in ATTACKERS}}
 
 
+# The team game's mishaps, each a metric of every team episode: (metric, column header).
+TEAM_MISHAPS = (
+    ("repeat_loads", "repeat loads"),
+    ("orphan_loads", "orphan loads"),
+    ("miscited_duplicate", "wrongly cited duplicate"),
+    ("miscited_orphan", "wrongly cited orphan"),
+)
+
+
 def _team_outcome(scoring: Scoring, finals: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], bool]:
     """One team episode's result fields from every agent's final info (the score is the
     same in each), and whether every agent reported."""
     info = next(iter(finals.values()))
+    if "infra_error" in info:  # the machine stopped the game: no score and no contributions
+        fields = scoring.unscored_fields({**info, "family": ""})
+        fields["metrics"].update({name: 0 for name, _header in TEAM_MISHAPS})
+        return fields, False
     parts = [final["contribution"] for final in finals.values()]
 
     def cited(defect_type: str) -> int:
@@ -114,12 +127,7 @@ def _build() -> DeskSpec:
             policies="batchgate_gym.policies.gate.team:TEAM_POLICIES",
             solo="naive",
             outcome=_team_outcome,
-            mishaps=(
-                ("repeat_loads", "repeat loads"),
-                ("orphan_loads", "orphan loads"),
-                ("miscited_duplicate", "wrongly cited duplicate"),
-                ("miscited_orphan", "wrongly cited orphan"),
-            ),
+            mishaps=TEAM_MISHAPS,
         ),
         bench="batchgate_gym.bench.gate",
     )
