@@ -265,10 +265,37 @@ _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # json.loads
 
 def _json_items(body: str) -> list[Any]:
     try:
-        value = json_value(body)
+        value = _unique_json(body)
     except json.JSONDecodeError as exc:
         raise ActionError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     return value if isinstance(value, list) else [value]
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of an action, refused if it names a key twice: ``json`` would keep the
+    last value and drop the others unseen, so ``{"id": "A", "id": "B"}`` would run on B
+    while the text also says A."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        keys = [key for key, _value in pairs]
+        repeated = next(key for key in keys if keys.count(key) > 1)
+        raise ActionError(f"a JSON object names the key {escape(repeated[:80])!r} twice")
+    return found
+
+
+_UNIQUE_SCAN = json.JSONDecoder(object_pairs_hook=_unique_object).scan_once  # type: ignore[attr-defined]
+
+
+def _unique_json(text: str) -> Any:
+    """:func:`json_value` of an action's text (the same fast path), every object checked by
+    :func:`_unique_object`."""
+    try:
+        value, end = _UNIQUE_SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text, object_pairs_hook=_unique_object)
+    if end != len(text):
+        return json.loads(text, object_pairs_hook=_unique_object)
+    return value
 
 
 def _json_calls(items: list[Any]) -> list[RawCall]:
@@ -277,11 +304,18 @@ def _json_calls(items: list[Any]) -> list[RawCall]:
     return [_json_call(item, position) for position, item in enumerate(items)]
 
 
+_CALL_KEYS = frozenset({"name", "tool", "arguments", "args"})  # what names a call and its arguments
+
+
 def _json_call(item: Any, position: int) -> RawCall:
     if not isinstance(item, dict):
         raise ActionError(f"call {position + 1}: expected a JSON object, got {type(item).__name__}")
     if isinstance(item.get("function"), dict):  # OpenAI tool_call wrapper
+        if not _CALL_KEYS.isdisjoint(item):
+            raise ActionError(f'call {position + 1}: a call inside "function" and beside it too')
         item = item["function"]
+    if ("name" in item and "tool" in item) or ("arguments" in item and "args" in item):
+        raise ActionError(f'call {position + 1}: give "name" and "arguments" or "tool" and "args", not both')
     # Each fallback is read only when its key is missing (the usual call has both keys).
     name = item["name"] if "name" in item else item.get("tool")
     args = item["arguments"] if "arguments" in item else item.get("args", {})
@@ -289,11 +323,13 @@ def _json_call(item: Any, position: int) -> RawCall:
         raise ActionError(f'call {position + 1}: missing "name" (or "tool") string')
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
+            args = _unique_json(args) if args.strip() else {}
         except json.JSONDecodeError as exc:
             raise ActionError(
                 f"call {position + 1}: arguments string is not valid JSON ({exc.msg})"
             ) from None
+        except ActionError as exc:
+            raise ActionError(f"call {position + 1}: arguments string: {exc}") from None
     if not isinstance(args, dict):
         raise ActionError(f'call {position + 1}: "arguments" must be an object')
     return name, [], args
@@ -347,6 +383,10 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
             f"{where}: expected a tool call such as name(arg, key=value), got {_describe_node(statement)}"
         )
     name = node.func.id
+    given = [kw.arg for kw in node.keywords if kw.arg is not None]
+    if len(set(given)) != len(given):  # Python itself refuses this; ast does not
+        repeated = next(key for key in given if given.count(key) > 1)
+        raise ActionError(f"{where}: {name}'s argument {repeated} is given twice")
     try:
         args = [ast.literal_eval(arg) for arg in node.args]
         kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}

@@ -64,12 +64,44 @@ def test_several_calls_run_in_order():
         ("os.system('true')", "not a tool name"),
         ("list_batches(**{})", "** and * arguments"),
         ("(" * 500 + ")" * 500, "could not parse"),
+        # A repeated argument or key is refused, not settled by keeping the last one unseen.
+        ('load_batch(batch_id="B-1", batch_id="B-2")', "load_batch's argument batch_id is given twice"),
+        (
+            '{"name": "load_batch", "arguments": {"batch_id": "B-1", "batch_id": "B-2"}}',
+            "key 'batch_id' twice",
+        ),
+        (
+            '[{"name": "load_batch", "name": "profile_batch", "arguments": {"batch_id": "B-1"}}]',
+            "key 'name' twice",
+        ),
+        (
+            '{"name": "load_batch", "arguments": "{\\"batch_id\\": \\"B-1\\", \\"batch_id\\": \\"B-2\\"}"}',
+            "arguments string: a JSON object names the key 'batch_id' twice",
+        ),
+        ('{"tool": "profile_batch", "args": {"batch_id": "B-1"}, "name": "load_batch"}', "not both"),
+        ('{"name": "load_batch", "arguments": {"batch_id": "B-1"}, "args": {"batch_id": "B-2"}}', "not both"),
+        (
+            '{"function": {"name": "profile_batch", "arguments": {"batch_id": "B-1"}}, "name": "load_batch"}',
+            'inside "function" and beside it',
+        ),
     ],
 )
 def test_bad_actions_are_explained(text, message):
     with pytest.raises(ActionError, match=None) as error:
         parse(text)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "run_sql", "arguments": {"query": "SELECT \\":\\" AS \\"a\\":1"}}',  # '":' inside a string
+        '{"name" : "load_batch", "arguments" : {"batch_id" : "B-1"}}',
+        '[{"id": "c1", "type": "function", "function": {"name": "load_batch", "arguments": "{\\"batch_id\\": \\"B-1\\"}"}}]',
+    ],
+)
+def test_keys_that_only_look_repeated_are_read(text):
+    assert len(parse(text)) == 1
 
 
 def test_call_cap_per_step():
