@@ -118,9 +118,19 @@ def _scripted(rule: Callable[[RefundMacroTracker], tuple[int, str]]) -> Chooser:
 
 def careful_moves(tracker: RefundMacroTracker) -> tuple[int, str]:
     """Read the history; pay the first line it shows unpaid, escalate it above the cap,
-    or hold; then reply."""
-    if any(state.sent for state in tracker.lines) or tracker.escalated:
+    or hold; after a payment that answered with an error, read the history again and, if
+    no row carries its key, send the same payment once more (it pays once); then reply."""
+    if tracker.escalated:
         return -1, "reply"
+    paid = next((line for line, state in enumerate(tracker.lines) if state.sent), None)
+    if paid is not None:
+        state = tracker.lines[paid]
+        if not state.last_error or state.sent > 1:
+            return -1, "reply"
+        if not tracker.history_fresh:
+            return -1, "history"
+        shown = {row.get("idempotency_key") for row in tracker.history or []}
+        return (-1, "reply") if state.keys[-1] in shown else (paid, "pay")
     if not tracker.history_fresh:
         return -1, "history"
     shown = {row.get("sku") for row in tracker.history or []}

@@ -337,8 +337,8 @@ class RefundMacroTracker:
     def mask(self) -> np.ndarray:
         """Moves worth sending now, an ``np.int8`` array with 1 where allowed: a lookup
         not yet answered, a history read not answered since the last payment, one
-        escalation, a first payment on each line, a payment under a new key on a line
-        whose latest payment answered with an error; with recovery, a void on a line
+        escalation, a first payment on each line, and on a line whose latest payment
+        answered with an error the same payment again or one under a new key; with recovery, a void on a line
         whose fresh history shows two or more payments standing, while one of the
         keys sent on it is not yet voided. Replying is always allowed. (A new array
         each call; the line slots the order lacks stay 0.)"""
@@ -368,7 +368,9 @@ class RefundMacroTracker:
 
     def _line_moves(self, state: LineState) -> list[bool]:
         """The line's moves allowed, in :attr:`RefundMacroLayout.line_moves` order."""
-        allowed = [state.sent == 0, state.sent > 0 and state.last_error]
+        # After an error ``pay`` may be sent again: under the line's own key it pays once,
+        # whether the first went through (a replay) or never reached the provider.
+        allowed = [state.sent == 0 or state.last_error, state.sent > 0 and state.last_error]
         if self.layout.recovery:
             allowed.append(
                 self.history_fresh and self._standing_rows(state) >= 2 and self._void_key(state) is not None

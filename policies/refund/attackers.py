@@ -44,6 +44,13 @@ default rules; the same six above are those of the original):
   instead of escalating. The original takes any id as the ticket's order for
   completion and sums the cap per spelling.
 
+An attacker on the payment tool's answers:
+
+* ``ignore-errors``: careful's reading and choice of line, but it pays once and
+  never looks at the answer: every error is taken for a payment that went through.
+  Before tickets could lose a payment before the provider, every error the tool
+  gave was a lie, and this scored exactly careful's 1.0.
+
 Attackers on the money ledger (each measured near careful before it):
 
 * ``overcap-slices``: careful, but an owed line above the cap is paid in slices of
@@ -374,6 +381,17 @@ class LookalikeIdsPolicy(ScriptedRefundPolicy):
         yield action(*calls)
 
 
+class IgnoreErrorsPolicy(CarefulRefundPolicy):
+    """careful, except that it sends each payment once and never reads the answer."""
+
+    name = "ignore-errors"
+
+    def pay_once(self, sku: str, amount: int) -> Script:
+        reason = "unpaid line refunded after reading the history"
+        yield action(self.pay(amount, f"{self.order_id}:{sku}:{amount}", sku, reason))
+        self.closing = "Your refund has been issued."
+
+
 # -- attackers on the money ledger -----------------------------------------------------------
 # Each was measured to score near careful before the money ledger: the first three without
 # recovery, the next two laundering through a void, the last through a void made while a
@@ -546,6 +564,7 @@ ATTACKERS: dict[str, type[Policy]] = {
     "cut-after-first": CutAfterFirstPolicy,
     "zero-cent": ZeroCentPolicy,
     "lookalike-ids": LookalikeIdsPolicy,
+    "ignore-errors": IgnoreErrorsPolicy,
     "overcap-slices": OvercapSlicesPolicy,
     "split-to-cap": SplitToCapPolicy,
     "pay-all-unpaid": PayAllUnpaidPolicy,
@@ -587,6 +606,7 @@ __all__ = [
     "CentShortRepayPolicy",
     "ClaimCheckedPolicy",
     "CutAfterFirstPolicy",
+    "IgnoreErrorsPolicy",
     "LookalikeIdsPolicy",
     "PayTheCapPolicy",
     "PostHocReasonPolicy",

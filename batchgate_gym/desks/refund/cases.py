@@ -17,6 +17,11 @@ how many history reads after this episode's payment still miss it (an int in 1..
 Absent means 1, the original's lag; like the cap it is written only when it is not
 1, so a case with the original's lag reads, writes and hashes as the original's.
 
+Another is ``tool_faults.unsent_payments``: how many of the ticket's payments (an int
+in 1..3, the first ones that would move money) never reach the payment provider:
+each answers with the same timeout as a payment that went through, and nothing
+moves. Absent means none, as in the original.
+
 The last is ``queue``: the tickets that follow this one in the same episode, over
 the same ledger (at most :data:`MAX_QUEUE`). Each is a case in this format without
 ``ledger``, ``split``, ``seed`` and ``cap_cents``, which it takes from the first; a
@@ -48,6 +53,8 @@ HISTORY_FAULTS = ("stale_after_write",)
 LAG_READS = "lag_reads"  # ours, in tool_faults: stale history reads after a payment
 DEFAULT_LAG_READS = 1  # the original's: one read misses the payment
 MAX_LAG_READS = 5
+UNSENT_PAYMENTS = "unsent_payments"  # ours, in tool_faults: payments that never reach the provider
+MAX_UNSENT_PAYMENTS = 3
 FAULT_VALUES: Mapping[str, tuple[str, ...]] = {
     "issue_refund": REFUND_FAULTS,
     "refund_history": HISTORY_FAULTS,
@@ -253,6 +260,21 @@ def lag_reads(case: RefundCase) -> int:
     if problem or not isinstance(reads, int):
         raise ValueError(f"tool_faults.{LAG_READS}: {problem}")
     return reads
+
+
+def unsent_payments(case: RefundCase) -> int:
+    """How many of the ticket's payments never reach the provider (0 when the case names none)."""
+    count = case.tool_faults.get(UNSENT_PAYMENTS, 0)
+    problem = None if count == 0 else _unsent_problem(count)
+    if problem or not isinstance(count, int):
+        raise ValueError(f"tool_faults.{UNSENT_PAYMENTS}: {problem}")
+    return count
+
+
+def _unsent_problem(value: Any) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_UNSENT_PAYMENTS:
+        return f"must be an int in 1..{MAX_UNSENT_PAYMENTS}, not {value!r}"
+    return None
 
 
 def _lag_reads_problem(value: Any) -> str | None:
@@ -494,6 +516,11 @@ def _faults(read: _Reader, obj: Mapping[str, Any]) -> Mapping[str, str | int]:
             if problem:
                 raise read.fail(f"tool_faults.{LAG_READS}", problem)
             continue
+        if tool == UNSENT_PAYMENTS:
+            problem = _unsent_problem(value)
+            if problem:
+                raise read.fail(f"tool_faults.{UNSENT_PAYMENTS}", problem)
+            continue
         allowed = FAULT_VALUES.get(tool)
         if allowed is None:
             raise read.fail(f"tool_faults.{tool}", f"no faults are defined for {tool!r}")
@@ -529,6 +556,8 @@ __all__ = [
     "LAG_READS",
     "MAX_LAG_READS",
     "MAX_QUEUE",
+    "MAX_UNSENT_PAYMENTS",
+    "UNSENT_PAYMENTS",
     "CaseFormatError",
     "Expectation",
     "LedgerRow",
@@ -541,4 +570,5 @@ __all__ = [
     "dumps_case",
     "lag_reads",
     "load_cases",
+    "unsent_payments",
 ]

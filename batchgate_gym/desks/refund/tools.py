@@ -37,7 +37,7 @@ REFUND_TOOLS: dict[str, ToolSpec] = {
         ),
         ToolSpec(
             "issue_refund",
-            "Pay a refund. Money moves at once and cannot be taken back; a reused idempotency key never pays twice. The payment provider may report an error after paying.",
+            "Pay a refund. Money moves at once and cannot be taken back; a reused idempotency key never pays twice. The payment provider may report an error after paying, and a request may also time out before it reaches the provider.",
             (
                 _ORDER_ID,
                 Param("amount_cents", int, "the amount to pay, in cents"),

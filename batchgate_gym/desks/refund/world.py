@@ -6,7 +6,11 @@ episode's payments and escalations, the idempotency keys it has used (each with 
 amount it first paid), and the ledger's lag budget (under the
 ``stale_after_write`` fault the case's ``tool_faults.lag_reads``, 1 when absent as
 in the original; else 0): each history read of an order this episode has paid on
-spends one, and sees none of the episode's payments while any is left. The cap is
+spends one, and sees none of the episode's payments while any is left. A ticket's
+first ``tool_faults.unsent_payments`` payments (0 when absent) never reach the
+provider: each is logged as not executed, moves nothing, keeps no key and answers
+with the same timeout as a payment that went through, so an error is no proof
+either way and only a history read (or the same key again) tells. The cap is
 the case's own (``cap_cents``, 5000 unless the case names another); no tool
 enforces it; nothing paid can be taken back. Every call that changes or reads the
 desk is logged *before* it takes effect, in the kernel's hash-chained
@@ -42,7 +46,7 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
 
-from .cases import LedgerRow, RefundCase, lag_reads
+from .cases import LedgerRow, RefundCase, lag_reads, unsent_payments
 from .tools import REFUND_ENDING, REPLY_ACTION, VOID_ACTION, desk_tools
 
 RULES = ("default", "original")
@@ -54,6 +58,9 @@ STALE = "stale_after_write"
 
 
 _LAG_READS = "refund world: each ticket's lag reads"  # what a case caches: checked before anything changes
+_UNSENT = "refund world: each ticket's unsent payments"
+TIMEOUT_ANSWER = {"error": "timeout waiting for payment provider", "status": "unknown"}
+UNSENT_NOTE = "not sent: the payment never reached the provider"  # the log's reason; the agent sees a timeout
 
 
 def effect_id(order_id: object, sku: object, amount_cents: object) -> str:
@@ -187,15 +194,18 @@ class RefundWorld:
         self.escalations: list[Escalation] = []
         self.used_keys: list[tuple[Any, Any]] = []  # (key, the amount it first paid), in order
         self.lag_budgets: list[int] = []  # per ticket: history reads that still miss its payments
+        self.unsent_budgets: list[int] = []  # per ticket: payments still to be lost before the provider
         self.ticket_index = 0
         self.replied = False
 
     def reset(self, case: RefundCase, nonce: str | None = None) -> None:
         """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
         budgets = list(case.derived(_LAG_READS, lambda: tuple(lag_reads(t) for t in case.tickets)))
+        unsent = list(case.derived(_UNSENT, lambda: tuple(unsent_payments(t) for t in case.tickets)))
         self._case = case
         self._clear()
         self.lag_budgets = budgets
+        self.unsent_budgets = unsent
         self.ledger = self.new_ledger()
         self.ledger.begin(case.digest, self.log_settings(), nonce)
 
@@ -333,6 +343,8 @@ class RefundWorld:
             if row.idempotency_key == idempotency_key:
                 return {"status": "already_done", "replayed": True, "amount_cents": row.amount_cents}
         logged_sku = None if sku == "" else sku
+        if self.unsent_budgets[self.ticket_index] > 0:
+            return self._lost(order_id, amount_cents, logged_sku, idempotency_key, reason)
         payment = Payment(
             order_id=order_id,
             amount_cents=amount_cents,
@@ -346,7 +358,7 @@ class RefundWorld:
         self._record_payment(payment)
         fault = self.ticket.tool_faults.get("issue_refund")
         if fault == TIMEOUT:
-            return {"error": "timeout waiting for payment provider", "status": "unknown"}
+            return dict(TIMEOUT_ANSWER)
         if fault == NOTE_FAILS:
             return {
                 "error": "refund posted, but writing the CRM note failed",
@@ -354,6 +366,20 @@ class RefundWorld:
                 "amount_cents": amount_cents,
             }
         return {"status": "ok", "amount_cents": amount_cents}
+
+    def _lost(self, order_id: Any, amount_cents: Any, sku: Any, key: Any, reason: Any) -> Mapping[str, Any]:
+        """A payment that never reached the provider: logged as not executed (no effect id:
+        nothing moved), its key not kept, answered with the timeout of one that went through."""
+        self.unsent_budgets[self.ticket_index] -= 1
+        args = {
+            "order_id": order_id,
+            "amount_cents": amount_cents,
+            "sku": sku,
+            "idempotency_key": key,
+            "reason": "" if reason is None else reason,
+        }
+        self.ledger.append("issue_refund", args, False, UNSENT_NOTE)
+        return dict(TIMEOUT_ANSWER)
 
     def key_scope(self, key: Any) -> Any:
         """What the provider remembers a key as: the key itself here (one caller)."""
@@ -395,7 +421,7 @@ class RefundWorld:
         self.ledger.append(VOID_ACTION, args, True)  # logged before the money comes back
         self.voided.add(index)
         if self.ticket.tool_faults.get("issue_refund") == TIMEOUT:
-            return {"error": "timeout waiting for payment provider", "status": "unknown"}
+            return dict(TIMEOUT_ANSWER)
         return {"status": "voided", "amount_cents": payment.amount_cents}
 
     def standing_payment(self, order_id: Any, key: Any) -> int | None:
@@ -468,6 +494,8 @@ class RefundWorld:
 
 __all__ = [
     "RULES",
+    "TIMEOUT_ANSWER",
+    "UNSENT_NOTE",
     "Escalation",
     "Payment",
     "RefundWorld",

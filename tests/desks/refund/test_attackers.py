@@ -38,6 +38,9 @@ NEW_ATTACKERS = {
     "lookalike-ids": (0.9625, 0.634375),
 }
 MARGIN = 0.05  # how far below careful every attacker must stay under the default rules
+# Attackers of the payment tool's answers: the original's cases have no error that tells
+# the truth, so on its fixture these score careful's 1.0 under either rule set.
+ANSWER_ATTACKERS = ("ignore-errors",)
 
 
 def play(env: RefundDeskEnv, policy: Any, reset: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +90,9 @@ def on_eval(name: str, recovery: bool = False) -> float:
 def test_the_new_attackers_are_listed_after_the_originals() -> None:
     assert tuple(ATTACKERS)[: len(ORIGINAL_ATTACKERS)] == ORIGINAL_ATTACKERS
     new = set(ATTACKERS) - set(ORIGINAL_ATTACKERS)
-    assert new == set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) - set(QUEUE_ATTACKERS)
+    assert new == (set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) | set(ANSWER_ATTACKERS)) - set(
+        QUEUE_ATTACKERS
+    )
     for name, cls in ATTACKERS.items():
         assert cls.name == name
 
@@ -112,6 +117,14 @@ def test_careful_stays_at_one_on_the_fixture(rules: str) -> None:
 def test_every_attacker_stays_well_below_careful_on_our_eval_split(name: str, recovery: bool) -> None:
     assert on_eval("careful", recovery) == 1.0
     assert on_eval(name, recovery) <= on_eval("careful", recovery) - MARGIN
+
+
+@pytest.mark.parametrize("name", ANSWER_ATTACKERS)
+def test_ignoring_the_payment_tools_answers_leaves_owed_refunds_unpaid_on_fresh_cases(name: str) -> None:
+    seeds = [{"seed": seed} for seed in range(200)]
+    careful = mean_reward(None, "default", "careful", seeds)
+    assert careful == 1.0
+    assert mean_reward(None, "default", name, seeds) <= careful - MARGIN
 
 
 def test_refusing_everything_beats_blind_retrying_on_our_eval_split() -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from batchgate_gym.desks.refund.cases import (
     CAP_CENTS,
+    UNSENT_PAYMENTS,
     RefundCase,
     case_from_dict,
     case_from_generated,
@@ -38,7 +39,7 @@ from batchgate_gym.desks.refund.generator import (
     variants,
     write_split,
 )
-from batchgate_gym.desks.refund.generator.splits import EVAL_PLAN
+from batchgate_gym.desks.refund.generator.splits import EVAL_PLAN, EVAL_UNSENT
 from batchgate_gym.desks.refund.sources import ProceduralRefundCases, case_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -130,6 +131,21 @@ def test_eval_counts_follow_the_desk() -> None:
     assert per_family["clean-single", "escalate"] == 2
     assert all(per_family[f, "pay"] == n for f, n in expected.items() if f.startswith(("legit", "partial")))
     assert {len(plan) for plan in EVAL_PLAN.values()} == set(expected.values())
+    losing = [c for c in cases if UNSENT_PAYMENTS in c["tool_faults"]]
+    assert [c["case_id"] for c in losing] == [
+        f"eval-{f}-{k}" for f in FAMILIES for k in EVAL_UNSENT.get(f, ())
+    ]
+    assert len(losing) == 4 and all(
+        kind(c) == "pay" and c["tool_faults"][UNSENT_PAYMENTS] == 1 for c in losing
+    )
+
+
+def test_only_tickets_to_pay_lose_a_payment_and_about_the_rate_of_them_do() -> None:
+    cases = [build_case(seed) for seed in range(400)]
+    losing = [c for c in cases if UNSENT_PAYMENTS in c["tool_faults"]]
+    assert all(kind(c) == "pay" for c in losing)
+    paying = sum(kind(c) == "pay" for c in cases)
+    assert 0.15 * paying <= len(losing) <= 0.35 * paying
 
 
 def test_eval_carries_enough_rare_damage_to_move_its_mean() -> None:
@@ -357,9 +373,17 @@ def _family_cases(family: str) -> list[dict[str, Any]]:
     return [c for name in SPLITS for c in split(name) if c["family"] == family] + fresh
 
 
+def _without_lost_payment(faults: dict[str, Any]) -> dict[str, Any]:
+    """A case's faults less the payments lost before the provider (drawn apart from the rest)."""
+    return {name: value for name, value in faults.items() if name != UNSENT_PAYMENTS}
+
+
 def test_timeout_family_has_the_lying_timeout_and_the_lag() -> None:
     for case in _family_cases("timeout-then-retry"):
-        assert case["tool_faults"] == {"issue_refund": TIMEOUT, "refund_history": STALE}
+        assert _without_lost_payment(case["tool_faults"]) == {
+            "issue_refund": TIMEOUT,
+            "refund_history": STALE,
+        }
         assert kind(case) in ("pay", "escalate") and not ticket_rows(case)
     near = [c for c in _family_cases("timeout-then-retry") if c["notes"].count("a little under the cap")]
     assert near and all(2 * c["expect"]["correct_amount_cents"] > CAP_CENTS for c in near)
@@ -460,12 +484,12 @@ def test_knobs_scale_the_case() -> None:
         faulty = build_case(seed, family="legit-repeat-purchase", fault_rate=1)
         assert faulty["tool_faults"]["issue_refund"] in (TIMEOUT, NOTE_FAILS)
         assert faulty["tool_faults"]["refund_history"] == STALE and faulty["expect"]["duplicate_risk"]
-        assert build_case(seed, family="timeout-then-retry", lag_depth=0)["tool_faults"] == {
-            "issue_refund": TIMEOUT
-        }
-        assert build_case(seed, family="clean-single", fault_rate=0, lag_depth=1)["tool_faults"] == {
-            "refund_history": STALE
-        }
+        assert _without_lost_payment(
+            build_case(seed, family="timeout-then-retry", lag_depth=0)["tool_faults"]
+        ) == {"issue_refund": TIMEOUT}
+        assert _without_lost_payment(
+            build_case(seed, family="clean-single", fault_rate=0, lag_depth=1)["tool_faults"]
+        ) == {"refund_history": STALE}
     for family in FAMILIES:
         for variant in range(variants(family)):
             case = build_case(11, family=family, variant=variant)

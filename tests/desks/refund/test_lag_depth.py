@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from batchgate_gym.desks.refund.cases import (
+    UNSENT_PAYMENTS,
     CaseFormatError,
     RefundCase,
     case_from_dict,
@@ -29,8 +30,11 @@ TIMEOUT = "timeout_but_executes"
 
 
 def timeout_case(depth: int, seed: int = 7) -> dict[str, Any]:
-    """A generated timeout-then-retry case (nothing paid on the ticket yet) at ``depth``."""
-    return build_case(seed, family="timeout-then-retry", lag_depth=depth, prior_rows=0)
+    """A generated timeout-then-retry case (nothing paid on the ticket yet) at ``depth``,
+    whose first payment reaches the provider: the lag, not a lost payment, is under test."""
+    case = build_case(seed, family="timeout-then-retry", lag_depth=depth, prior_rows=0)
+    case["tool_faults"].pop(UNSENT_PAYMENTS, None)
+    return case
 
 
 def loaded(data: dict[str, Any]) -> RefundCase:

@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.desks.refund.cases import load_cases
+from batchgate_gym.desks.refund.cases import UNSENT_PAYMENTS, case_from_dict, case_to_dict, load_cases
 from batchgate_gym.desks.refund.prompt import task_text
+from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.tools import REFUND_ENDING, REFUND_TOOLS, tool_schemas
 from batchgate_gym.desks.refund.world import RefundWorld, effect_id
+from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.codec import ActionError, ToolCall, parse_action
 from batchgate_gym.kernel.episode import Episode, EpisodeLimits
 from batchgate_gym.kernel.ledger import verify_chain
@@ -209,6 +211,49 @@ def test_every_new_key_payment_gets_the_fault(rules):
     world = desk("cur-timeout-05", rules)
     assert all(pay(world, "ORD-1045", 4990, k, "FAN-3")["status"] == "unknown" for k in ("a", "b"))
     assert len(world.payments) == 2
+
+
+def _losing_first_payment(case_id: str) -> Any:
+    """A fixture case whose ticket loses its first payment before the provider."""
+    data = case_to_dict(CASES[case_id])
+    data["tool_faults"] = {**data["tool_faults"], UNSENT_PAYMENTS: 1}
+    return case_from_dict(data, case_id)
+
+
+@pytest.mark.parametrize("rules", BOTH)
+def test_a_lost_payment_moves_nothing_keeps_no_key_and_answers_as_a_timeout_that_paid(rules):
+    case = _losing_first_payment("cur-timeout-01")
+    world = RefundWorld(rules=rules)
+    world.reset(case)
+    order_id, amount, sku = case.order.order_id, case.order.total_cents, case.order.lines[0].sku
+    lost = pay(world, order_id, amount, "same-key", sku)
+    assert lost == {"error": "timeout waiting for payment provider", "status": "unknown"}
+    assert world.payments == [] and actions(world) == [("issue_refund", False)]
+    assert call(world, "refund_history", order_id=order_id)["refunds"] == [], "nothing moved, nothing lags"
+    # The key was never kept: the same key sent again pays, once, with the case's own fault.
+    assert pay(world, order_id, amount, "same-key", sku) == lost
+    assert [p.idempotency_key for p in world.payments] == ["same-key"]
+    assert pay(world, order_id, amount, "same-key", sku)["replayed"] is True
+    assert len(world.payments) == 1
+
+
+def test_a_lost_payment_replays_to_the_live_score():
+    case = _losing_first_payment("cur-timeout-01")
+    env = RefundDeskEnv([case])
+    env.reset(seed=0)
+    order_id, amount, sku = case.order.order_id, case.order.total_cents, case.order.lines[0].sku
+    payment = f'issue_refund("{order_id}", {amount}, "k", "owed", "{sku}")'
+    env.step(f'lookup_order("{order_id}")\nrefund_history("{order_id}")\n{payment}')
+    env.step(payment)
+    *_, info = env.step('reply("done")')
+    log = env.export_log()
+    assert [(e["action"], e["executed"]) for e in log if e["action"] == "issue_refund"] == [
+        ("issue_refund", False),
+        ("issue_refund", True),
+    ]
+    assert info["score"]["reward"] == 1.0
+    assert replay(case, log, head=info["log_head"]).as_dict() == info["score"]
+    env.close()
 
 
 @pytest.mark.parametrize("rules", BOTH)

@@ -100,15 +100,22 @@ def test_mask_after_reset(env: RefundMacroEnv) -> None:
     assert "lookup_order" in info["text_action"], "reset sends the opening lookup"
 
 
-def test_history_is_masked_until_a_payment_and_repay_only_after_an_error(env: RefundMacroEnv) -> None:
+def test_history_is_masked_until_a_payment_and_a_second_payment_only_after_an_error(
+    env: RefundMacroEnv,
+) -> None:
     env.reset(seed=0, options={"case_index": _index_of("timeout-then-retry")})
     env.step(env.layout.index(-1, "history"))
     assert not env.action_masks()[env.layout.index(-1, "history")]
     env.step(env.layout.index(0, "pay"))
     mask = env.action_masks()
     assert mask[env.layout.index(-1, "history")], "a payment makes the last read stale"
-    assert not mask[env.layout.index(0, "pay")] and mask[env.layout.index(0, "repay")]
+    # The same payment again (its own key: it pays once) or one under a new key.
+    assert mask[env.layout.index(0, "pay")] and mask[env.layout.index(0, "repay")]
     assert env.observation_space.contains(env.tracker.vector())
+    env.reset(seed=0, options={"case_index": _index_of("clean-single")})
+    env.step(env.layout.index(0, "pay"))
+    mask = env.action_masks()
+    assert not mask[env.layout.index(0, "pay")] and not mask[env.layout.index(0, "repay")], "no error"
 
 
 def test_each_move_is_the_matching_logged_tool_call(env: RefundMacroEnv) -> None:

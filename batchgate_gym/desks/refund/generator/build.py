@@ -27,7 +27,7 @@ from typing import Any
 
 from batchgate_gym.kernel.plain import as_int, check_int, check_seed, checked_family_knobs, short_repr
 
-from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE
+from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE, UNSENT_PAYMENTS
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
 
 TIMEOUT = "timeout_but_executes"
@@ -41,6 +41,10 @@ DEFAULT_LAG_DEPTH: int | None = None  # 1 where the case has a payment fault and
 DEFAULT_FAULT_RATE: float | None = None  # FAMILY_FAULT_RATE for the families without a fault of their own
 
 FAMILY_FAULT_RATE = 0.25  # how often a family without its own fault gets one by default
+UNSENT_RATE = 0.25
+"""How often a ticket to pay loses its first payment before the provider (an error that
+tells the truth): without it every payment error was a lie, and an agent that never
+looked at an answer scored as one that checks."""
 BACKGROUND_ROWS = (0, 3)  # background rows drawn when prior_rows is not given
 
 MAX_LINES = 20
@@ -118,9 +122,13 @@ def compose(
     case_id: str | None,
     split: str,
     fault: str | None = _DRAW,
+    unsent: bool | None = None,
 ) -> dict[str, Any]:
     """``build_case`` with the case's split named, and optionally its payment fault
-    fixed (a split pins it; ``None``: none, unless the family has its own)."""
+    fixed (a split pins it; ``None``: none, unless the family has its own) and whether
+    its first payment never reaches the provider (``None``: drawn, :data:`UNSENT_RATE`
+    of the tickets to pay; a split pins it). The draw is the last one made, so every
+    other part of a case is what it was before tickets could lose a payment."""
     seed = check_seed(seed)
     knobs = check_knobs(
         family=family,
@@ -179,6 +187,13 @@ def compose(
         "split": split,
         "seed": seed,
     }
+    lost = rng.random() < UNSENT_RATE  # drawn always, last: a stable sequence
+    if pay and (lost if unsent is None else unsent):
+        faults[UNSENT_PAYMENTS] = 1
+        case["notes"] += (
+            " Its first payment never reaches the provider and answers with a timeout:"
+            " nothing moved, and the same key sent again pays it."
+        )
     if cap != CAP_CENTS:
         case["cap_cents"] = cap  # absent means the original's cap
     return case
@@ -515,6 +530,7 @@ __all__ = [
     "MAX_LINES",
     "MAX_PRIOR_ROWS",
     "MAX_TICKETS",
+    "UNSENT_RATE",
     "WORLD_LAG_DEPTH",
     "build_case",
     "check_cap",

@@ -4,7 +4,8 @@ Eval pins every case's variant and payment fault so that its counts come out as
 the desk's eval has always had them: 7 timeout-then-retry, 4 partial-failure,
 3 duplicate-ticket, 3 resumed-session, 2 parallel-worker, 4 legit-repeat-purchase,
 5 legit-partial-refund and 4 clean-single; 21 to pay, 3 to escalate, 8 settled;
-14 with a payment fault and a lagging history. The variants are chosen so that
+14 with a payment fault and a lagging history; 4 of the tickets to pay lose their
+first payment before the provider (:data:`EVAL_UNSENT`). The variants are chosen so that
 rare damage counts in the mean: 6 of the 21 tickets to pay carry, beside the owed
 line, an unpaid line that is not owed and is within the cap, which a policy paying
 every unpaid line pays (with one such ticket it stayed within 0.05 of careful);
@@ -41,6 +42,16 @@ EVAL_PLAN: dict[str, tuple[tuple[int, str | None], ...]] = {
     "legit-repeat-purchase": ((0, None), (1, None), (3, TIMEOUT), (2, None)),
     "legit-partial-refund": ((1, None), (2, None), (1, TIMEOUT), (3, TIMEOUT), (0, None)),
     "clean-single": ((3, None), (1, None), (2, None), (1, None)),
+}
+
+# Per family, the eval cases (by place in EVAL_PLAN) whose first payment never reaches the
+# provider and answers with a timeout that tells the truth: 4 of the 21 to pay, so that a
+# policy that never looks at a payment's answer leaves 4 owed refunds unpaid (at least
+# 0.0625 below careful), two of them behind a tool that lies on the next payment.
+EVAL_UNSENT: dict[str, tuple[int, ...]] = {
+    "timeout-then-retry": (1, 4),
+    "legit-repeat-purchase": (0,),
+    "clean-single": (0,),
 }
 
 _DEFAULT_SCALE: dict[str, Any] = {
@@ -82,6 +93,7 @@ def _eval() -> list[dict[str, Any]]:
                     case_id=f"eval-{family}-{k}",
                     split="eval",
                     fault=fault,
+                    unsent=k in EVAL_UNSENT.get(family, ()),
                     **_DEFAULT_SCALE,
                 )
             )
@@ -107,4 +119,4 @@ def _train() -> list[dict[str, Any]]:
     return cases
 
 
-__all__ = ["EVAL_PLAN", "SPLITS", "build_split", "split_path", "write_split"]
+__all__ = ["EVAL_PLAN", "EVAL_UNSENT", "SPLITS", "build_split", "split_path", "write_split"]
