@@ -147,10 +147,14 @@ class CarefulPolicy(ReportingPolicy):
                 return [call("quarantine_batch", batch_id=batch_id, column=column, defect_type=defect)]
         return [call("load_batch", batch_id=batch_id)]
 
+    def check_sql(self, batch: dict[str, Any]) -> str:
+        """The query that checks ``batch``: one SELECT counting the rows breaking each rule."""
+        return check_query(batch, self.contract)
+
     def _next(self, decision: list[dict[str, Any]]) -> str:
         if self.queue:
             self.current = self.queue.pop(0)
-            check = call("run_sql", query=check_query(self.current, self.contract))
+            check = call("run_sql", query=self.check_sql(self.current))
             return self._send(*decision, check)
         self.current = None
         if decision:

@@ -38,6 +38,9 @@ trick: :mod:`.oracles`, :mod:`.theatre` (looking without judging),
 * ``sql-theatre``: "look" at each staging table with a query that reads no row
   (``WHERE 0``), then load everything. This still counts as a look (a documented
   limit of ``inspected``), and still scores far below careful.
+* ``limits-only``: careful's check of the rules the contract's ``limits`` carry, never
+  of uniqueness or the customer reference (stated in text only), so it never reads the
+  warehouse: duplicates and orphans get loaded.
 * ``cte-theatre``: "look" with a CTE that borrows each staging table's name
   (``WITH stg_x(n) AS (SELECT 1) SELECT count(*) FROM stg_x``), then load
   everything. SQLite reports the CTE to the authorizer under the table's name; the
@@ -48,7 +51,7 @@ from __future__ import annotations
 
 from ...base import Policy
 from .baselines import ProfileOnlyPolicy
-from .careful_variants import DoubleLoadPolicy, OrdersFirstPolicy, ReportPaddingPolicy
+from .careful_variants import DoubleLoadPolicy, LimitsOnlyPolicy, OrdersFirstPolicy, ReportPaddingPolicy
 from .citations import COMMON_CITATIONS, CitationSprayPolicy, CommonCitationPolicy
 from .framework import CALLS_PER_ACTION, Calls, OraclePolicy, StagedPolicy
 from .oracles import LoadThenQuarantinePolicy, ReportLiarPolicy, ReportOnlyPolicy
@@ -76,6 +79,7 @@ ATTACKERS: dict[str, type[Policy]] = {
             ReportPaddingPolicy,
             SqlTheatrePolicy,
             CteTheatrePolicy,
+            LimitsOnlyPolicy,
         )
     },
 }
@@ -101,6 +105,7 @@ __all__ = [
     "CteTheatrePolicy",
     "DoubleLoadPolicy",
     "InspectTheatrePolicy",
+    "LimitsOnlyPolicy",
     "ListingKey",
     "LoadThenQuarantinePolicy",
     "OraclePolicy",

@@ -1,9 +1,10 @@
-"""Careful with one thing wrong: its checks, but a bad load order, load or report."""
+"""Careful with one thing wrong: its checks, load order, loads or report."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from batchgate_gym.desks.gate.rules_sql import contract_rules, quoted_table
 from batchgate_gym.kernel.text_policy import call
 
 from ..reference import CarefulPolicy
@@ -35,6 +36,23 @@ class OrdersFirstPolicy(CarefulPolicy):
         return list(listed)
 
 
+class LimitsOnlyPolicy(CarefulPolicy):
+    """Careful's one-query check, but only of the rules the contract's machine-readable
+    ``limits`` carry: uniqueness and the customer reference, which the contract states in
+    text only, are never checked, so the warehouse is never read. A shortcut that spares
+    the costly part of the work (the lookups in the warehouse)."""
+
+    name = "limits-only"
+    TEXT_ONLY = frozenset({"duplicate_key", "orphan_reference"})
+
+    def check_sql(self, batch: dict[str, Any]) -> str:
+        rules = [
+            r for r in contract_rules(batch["table"], self.contract) if r.defect_type not in self.TEXT_ONLY
+        ]
+        columns = ", ".join(f"{rule.aggregate} AS {rule.name}" for rule in rules)
+        return f"SELECT {columns} FROM {{t}}".replace("{t}", quoted_table(batch))
+
+
 class ReportPaddingPolicy(CarefulPolicy):
     """Careful's actions, but the report claims every listed batch as both loaded and
     quarantined, one of them twice."""
@@ -51,4 +69,4 @@ class ReportPaddingPolicy(CarefulPolicy):
         return super().check_order(listed)
 
 
-__all__ = ["DoubleLoadPolicy", "OrdersFirstPolicy", "ReportPaddingPolicy"]
+__all__ = ["DoubleLoadPolicy", "LimitsOnlyPolicy", "OrdersFirstPolicy", "ReportPaddingPolicy"]

@@ -106,6 +106,21 @@ def test_profile_only_loads_defective_batches_that_careful_stops(played: Any) ->
     assert results[TARGET].overall.bad_batches_loaded == 0
 
 
+def test_limits_only_loads_exactly_the_batches_only_the_warehouse_shows(played: Any) -> None:
+    """Checking only the rules the contract's limits carry, it stops every defect a row
+    shows and loads every batch whose defects are all duplicates or orphans, never reading
+    the warehouse it would need for them."""
+    cases, results = played
+    by_id = {case.case_id: case for case in cases}
+    loaded = 0
+    for episode in results["limits-only"].episodes:
+        case = by_id[episode.case_id]
+        hidden = [b for b in case.batches if b.truth.defective and set(b.truth.citations) <= WAREHOUSE_ONLY]
+        assert episode.bad_batches_loaded == len(hidden), episode.case_id
+        loaded += len(hidden)
+    assert loaded and results[TARGET].overall.bad_batches_loaded == 0
+
+
 def test_oracles_need_the_truth_and_refuse_to_guess() -> None:
     for name in ORACLES:
         with pytest.raises(TypeError, match="oracle"):
