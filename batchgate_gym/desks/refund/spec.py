@@ -73,6 +73,8 @@ def _team_outcome(scoring: Scoring, finals: Mapping[str, Mapping[str, Any]]) -> 
     """One team episode's result fields from every worker's final info (the score is the
     same in each), and whether every worker replied."""
     info = next(iter(finals.values()))
+    if "infra_error" in info:  # the machine stopped the game: no score, and nobody replied
+        return scoring.unscored_fields(info), False
     return scoring.episode_fields(info), all(final["replied"] for final in finals.values())
 
 

@@ -267,3 +267,20 @@ def test_a_call_the_machine_stops_ends_the_team_game_unscored(monkeypatch: pytes
     assert log[-1]["args"]["reason"].startswith("infra error: ")
     with pytest.raises(InfraFailure, match="no score"):
         replay_team(game.unwrapped.game.case, log, head=log[-1]["hash"])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_team_game_the_machine_stopped_is_an_infra_error(monkeypatch, parallel: bool) -> None:
+    """A tool the machine stops (``InfraFailure``, a safety net) ends the game unscored:
+    ``run_team`` reports it as an infra error, left out of the means, not a KeyError."""
+    from batchgate_gym.desks.refund.world import RefundWorld
+    from batchgate_gym.kernel.infra import InfraFailure
+
+    def stopped(self: RefundWorld, order_id: Any) -> Any:
+        raise InfraFailure("the provider's safety net fired")
+
+    monkeypatch.setattr(RefundWorld, "lookup_order", stopped)
+    results, _ = run_team(TEAM_POLICIES["careful-claim"], [0], parallel=parallel, desk="refund", n_agents=2)
+    (result,) = results
+    assert "safety net fired" in result.infra_error
+    assert result.reward == 0.0 and result.truncated
