@@ -8,7 +8,8 @@ rotated, a table's counts moved one row down; careful's own queries as evidence)
 not depend on as evidence), ``guess`` (a plausible number from ``describe_table``
 alone, its row count, with the count query as evidence), then the cheats on the
 evidence and on the score's incentives: ``dressed-constant``, ``shifted-count``,
-``contradictory-labels``, ``wrong-with-evidence``, ``prior`` and ``guess-when-unsure``.
+``contradictory-labels``, ``wrong-with-evidence``, ``prior``, ``guess-when-unsure`` and
+``number-grid``.
 """
 
 from __future__ import annotations
@@ -240,6 +241,70 @@ class GuessWhenUnsure(CarefulAnalyst):
         yield submit(answer, [{"store": store, "query": constant_query(answer)}])
 
 
+# -- a spray of values around the answer ---------------------------------------------------------
+
+EVIDENCE_ITEMS = 10  # the most evidence items a submit_answer is taken with (its error says so)
+GRID_ROWS, GRID_COLUMNS = 50, 63  # a store's most rows back; a 64th column for a metric's label
+
+
+def grid_step(wording: str, value: Any) -> float:
+    """Just under twice the tolerance the wording suggests (counts exact, ratios to 0.0001,
+    percentages and averages to 0.001, money to 0.01), so that every value in a grid's range
+    lies within the tolerance of one of its cells."""
+    if isinstance(value, int):
+        return 1.0
+    words = wording.lower()
+    if "percentage" in words or "average" in words or "avg" in words:
+        return 0.00199
+    if "share" in words or "fraction" in words:
+        return 0.000199
+    return 0.0199
+
+
+def grid_query(centre: float, step: float, block: int, blocks: int, label: str | None, query: str) -> str:
+    """Block ``block`` of ``blocks`` of evenly spaced values centred on ``centre`` (one row of
+    them beside ``label``, if given), made to read every table ``query`` reads."""
+    base = centre + step * (block - blocks / 2) * GRID_ROWS * GRID_COLUMNS
+    cells = ", ".join(
+        f"{base!r} + {step!r} * (i * {GRID_COLUMNS} + {j}) AS v{j}" for j in range(GRID_COLUMNS)
+    )
+    labelled = f"'{label}' AS metric, " if label else ""
+    rows = f"WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g WHERE i < {GRID_ROWS - 1})"
+    return dressed(f"{rows} SELECT {labelled}{cells} FROM g", query)
+
+
+class NumberGrid(AlteredCareful):
+    """Careful's answer, cited with a grid of numbers around each of its numbers: thousands of
+    evenly spaced values, read off careful's tables but computed from nothing in them, so that
+    one cell lies within the tolerance of the answer on any dataset whose answer is near it (a
+    list's or table's text cannot be sprayed: careful's evidence there)."""
+
+    name = "number-grid"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        numbers = answer if isinstance(answer, dict) else {"": answer}
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers.values()):
+            return answer, evidence
+        kept, last = evidence[:-1], evidence[-1]
+        blocks = (EVIDENCE_ITEMS - len(kept)) // len(numbers)
+        grids = [
+            {
+                "store": last["store"],
+                "query": grid_query(
+                    value,
+                    grid_step(label or self.question, value),
+                    block,
+                    blocks,
+                    label or None,
+                    last["query"],
+                ),
+            }
+            for label, value in numbers.items()
+            for block in range(blocks)
+        ]
+        return answer, [*kept, *grids]
+
+
 ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
     cls.name: cls
     for cls in (
@@ -254,6 +319,7 @@ ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
         WrongWithEvidence,
         Prior,
         GuessWhenUnsure,
+        NumberGrid,
     )
 }
 
@@ -273,9 +339,12 @@ __all__ = [
     "Guess",
     "GuessWhenUnsure",
     "LabelSwap",
+    "NumberGrid",
     "Prior",
     "ShiftedCount",
     "WrongWithEvidence",
     "constant_query",
     "dressed",
+    "grid_query",
+    "grid_step",
 ]

@@ -16,7 +16,10 @@ copies of the dataset (:mod:`.counterfactual`).
   ``random()``, ``now()`` ...), the tables they read (as each store records it)
   cover the tables the question depends on, their results show the answer's fields
   with their association kept, and the same queries re-run on each counterfactual
-  copy show that copy's own reference the same way. Shown means: a number among
+  copy show that copy's own reference the same way and in the same place (the same
+  evidence item, column, and row: a row labelled by the question's parameters by its
+  label, any other by its position), so a spray of values around the answer, which
+  shows each dataset's answer somewhere, shows none. Shown means: a number among
   the cells of a row whose text cells, if any, are the question's own parameters;
   a ranking or list as a column, in order; each table row as a row; each report
   value under its metric id (a column of that name, or a row whose one text cell
@@ -38,6 +41,7 @@ every term and counts there, never among the wrong answers.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -158,61 +162,104 @@ def _text(cell: Any) -> bool:
     return isinstance(cell, str)
 
 
-def _shows_column(results: Sequence[StoreResult], values: Sequence[Any]) -> bool:
-    for result in results:
-        for j in range(len(result.columns)):
-            column = [row[j] for row in result.rows]
-            if column[: len(values)] == list(values):
-                return True
-    return False
+# Where a field of the answer is shown: the evidence item, then how (a column; a number in a
+# row; a metric's column or label row), the row by its key and the column by its index. The
+# evidence computes a field when one place shows it on the case's data and that copy's own
+# reference on every counterfactual copy: a spray of values around the answer (a grid of
+# numbers reading the right tables) shows the answer somewhere on each dataset, but never in
+# the same place.
+Place = tuple[Any, ...]
+Places = frozenset[Place]
 
 
-def _shows_row(results: Sequence[StoreResult], row: Sequence[Any], tol: float) -> bool:
-    return any(_row_same(list(r[: len(row)]), row, tol) for result in results for r in result.rows)
+def _row_keys(rows: Sequence[Sequence[Any]]) -> list[tuple[tuple[str, ...], int]]:
+    """Each row's key: its text cells (lower case) and how many earlier rows had the same ones.
+
+    A row labelled by the question's parameter keeps its key whatever other groups a copy has;
+    an unlabelled row is known by its position among the unlabelled rows."""
+    seen: Counter[tuple[str, ...]] = Counter()
+    keys = []
+    for row in rows:
+        texts = tuple(c.lower() for c in row if _text(c))
+        keys.append((texts, seen[texts]))
+        seen[texts] += 1
+    return keys
 
 
-def _shows_number(results: Sequence[StoreResult], value: Any, tol: float, labels: set[str]) -> bool:
-    """A cell equal to ``value`` in a row whose text cells, if any, all name the question's parameters."""
-    for result in results:
-        for row in result.rows:
-            texts = {c.lower() for c in row if _text(c)}
-            if texts <= labels and any(same(c, value, tol) for c in row if not _text(c)):
-                return True
-    return False
+def _column_places(results: Sequence[StoreResult], values: Sequence[Any]) -> Places:
+    return frozenset(
+        (item, "column", j)
+        for item, result in enumerate(results)
+        for j in range(len(result.columns))
+        if [row[j] for row in result.rows][: len(values)] == list(values)
+    )
 
 
-def _shows_metric(results: Sequence[StoreResult], metric: str, value: Any, tol: float) -> bool:
+def _rows_shown(results: Sequence[StoreResult], rows: Sequence[Any], tol: float) -> Places:
+    """A table's rows each shown as a row (a table's rows are its own labels: no place kept)."""
+    shown = all(
+        isinstance(row, list)
+        and any(_row_same(list(r[: len(row)]), row, tol) for result in results for r in result.rows)
+        for row in rows
+    )
+    return frozenset({("rows",)}) if shown else frozenset()
+
+
+def _number_places(results: Sequence[StoreResult], value: Any, tol: float, labels: set[str]) -> Places:
+    """Cells equal to ``value`` in rows whose text cells, if any, all name the question's parameters."""
+    found: set[Place] = set()
+    for item, result in enumerate(results):
+        for row, key in zip(result.rows, _row_keys(result.rows), strict=True):
+            if set(key[0]) <= labels:
+                found.update(
+                    (item, "cell", key, j) for j, c in enumerate(row) if not _text(c) and same(c, value, tol)
+                )
+    return frozenset(found)
+
+
+def _metric_places(results: Sequence[StoreResult], metric: str, value: Any, tol: float) -> Places:
     """``value`` under its metric id: in a column of that name, or beside that id as the row's one text cell."""
     wanted = metric.lower()
-    for result in results:
+    found: set[Place] = set()
+    for item, result in enumerate(results):
         names = [c.lower() for c in result.columns]
-        for row in result.rows:
+        for row, key in zip(result.rows, _row_keys(result.rows), strict=True):
             if wanted in names and same(row[names.index(wanted)], value, tol):
-                return True
-            texts = [c.lower() for c in row if _text(c)]
-            if texts == [wanted] and any(same(c, value, tol) for c in row if not _text(c)):
-                return True
-    return False
+                found.add((item, "metric", key, names.index(wanted)))
+            if list(key[0]) == [wanted]:
+                found.update(
+                    (item, "labelled", key, j)
+                    for j, c in enumerate(row)
+                    if not _text(c) and same(c, value, tol)
+                )
+    return frozenset(found)
 
 
 def _parameter_labels(case: AnalystCase) -> set[str]:
     return {str(v).lower() for v in case.params.values()}
 
 
-def shows(case: AnalystCase, answer: Any, results: Sequence[StoreResult]) -> bool:
-    """Whether the results show the answer's fields, each with its association kept."""
+def places(case: AnalystCase, answer: Any, results: Sequence[StoreResult]) -> tuple[Places, ...]:
+    """Where the results show each of the answer's fields with its association kept: one set of
+    places per field (a report's metrics in sorted order), empty where the field is not shown."""
     kind, tol = case.answer_type, case.tolerance
     if kind == "number":
-        return _number(answer) and _shows_number(results, answer, tol, _parameter_labels(case))
-    if kind in ("ranking", "list"):
-        return isinstance(answer, list) and _shows_column(results, answer)
-    if kind == "table":
-        return isinstance(answer, list) and all(
-            isinstance(row, list) and _shows_row(results, row, tol) for row in answer
+        shown = (
+            _number_places(results, answer, tol, _parameter_labels(case)) if _number(answer) else frozenset()
         )
-    return isinstance(answer, dict) and all(
-        _shows_metric(results, m, v, case.metrics.get(m, 0.0)) for m, v in answer.items()
-    )
+        return (shown,)
+    if kind in ("ranking", "list"):
+        return (_column_places(results, answer) if isinstance(answer, list) else frozenset(),)
+    if kind == "table":
+        return (_rows_shown(results, answer, tol) if isinstance(answer, list) else frozenset(),)
+    if not isinstance(answer, dict) or not answer:
+        return (frozenset(),)
+    return tuple(_metric_places(results, m, answer[m], case.metrics.get(m, 0.0)) for m in sorted(answer))
+
+
+def shows(case: AnalystCase, answer: Any, results: Sequence[StoreResult]) -> bool:
+    """Whether the results show the answer's fields, each with its association kept."""
+    return all(places(case, answer, results))
 
 
 class InfraError(Exception):
@@ -232,30 +279,40 @@ def rerun(evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]) 
     return results
 
 
-# Verdicts on the copies, per case and evidence: the queries are deterministic (the rest is
-# refused above) and the copies a function of the case, so the same evidence gets the same
+# Verdicts on the copies, per case, evidence and places: the queries are deterministic (the rest
+# is refused above) and the copies a function of the case, so the same evidence gets the same
 # verdict; kept so that policies citing the same queries do not re-run them. No failure is kept.
-_VERDICTS: dict[tuple[str, str], bool] = {}
+_VERDICTS: dict[tuple[str, str, tuple[Places, ...]], bool] = {}
 _VERDICTS_KEPT = 4096
 
 
-def _holds_on_copies(case: AnalystCase, evidence: Sequence[Mapping[str, str]]) -> bool:
-    """The cited queries, re-run on each counterfactual copy, show that copy's own reference."""
-    key = (case.digest, canonical_json(list(evidence)))
+def _holds_on_copies(
+    case: AnalystCase, evidence: Sequence[Mapping[str, str]], shown: tuple[Places, ...]
+) -> bool:
+    """The cited queries, re-run on each counterfactual copy, show that copy's own reference in a
+    place where they showed the answer on the case's data (one place per field, on every copy)."""
+    key = (case.digest, canonical_json(list(evidence)), shown)
     if key not in _VERDICTS:
         if len(_VERDICTS) >= _VERDICTS_KEPT:
             _VERDICTS.pop(next(iter(_VERDICTS)))
-        _VERDICTS[key] = _run_on_copies(case, evidence)
+        _VERDICTS[key] = _run_on_copies(case, evidence, shown)
     return _VERDICTS[key]
 
 
-def _run_on_copies(case: AnalystCase, evidence: Sequence[Mapping[str, str]]) -> bool:
+def _run_on_copies(
+    case: AnalystCase, evidence: Sequence[Mapping[str, str]], shown: tuple[Places, ...]
+) -> bool:
     visible = {name: visible_tables(case, name) for name in case.stores}
+    common = list(shown)
     try:
         for copy in counterfactual.copies(case):
             with counterfactual.stores_of(copy, visible) as store:
                 results = rerun(evidence, store)
-                if results is None or not shows(case, copy.expected, results):
+                if results is None:
+                    return False
+                found = places(case, copy.expected, results)
+                common = [mine & theirs for mine, theirs in zip(common, found, strict=True)]
+                if not all(common):
                     return False
     except StoreFailure as exc:  # a copy's store could not start
         raise InfraError(str(exc)) from None
@@ -265,16 +322,18 @@ def _run_on_copies(case: AnalystCase, evidence: Sequence[Mapping[str, str]]) -> 
 def evidence_term(
     case: AnalystCase, answer: Any, evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]
 ) -> Fraction:
-    """1 if the evidence computes the (correct) answer: on the case's data and on every copy."""
+    """1 if the evidence computes the (correct) answer: on the case's data and, in the same
+    places, on every copy."""
     if not evidence:
         return ZERO
     results = rerun(evidence, store)
     if results is None:
         return ZERO
     read = {f"{item['store']}.{t}" for item, r in zip(evidence, results, strict=True) for t in r.tables_read}
-    if not set(case.depends) <= read or not shows(case, answer, results):
+    shown = places(case, answer, results)
+    if not set(case.depends) <= read or not all(shown):
         return ZERO
-    return ONE if _holds_on_copies(case, evidence) else ZERO
+    return ONE if _holds_on_copies(case, evidence, shown) else ZERO
 
 
 # -- the whole score ----------------------------------------------------------------------------
@@ -338,6 +397,7 @@ __all__ = [
     "InfraError",
     "grade",
     "judge",
+    "places",
     "same",
     "shows",
 ]

@@ -133,6 +133,35 @@ def test_the_new_attackers_stay_below_careful_on_procedural_seeds() -> None:
         assert 1.0 - result.overall.mean("reward") >= 0.05, name
 
 
+def test_a_grid_of_numbers_around_the_answer_earns_no_evidence() -> None:
+    """``number-grid`` cites thousands of evenly spaced numbers read off careful's tables: one
+    cell lay within the tolerance of the answer on the case and of each copy's own answer, so
+    every count, ratio and average passed until the copies had to show theirs where the case
+    showed its own (careful's 1.0 less 0 on these questions, then 0.25 on each number)."""
+    cases = [c for c in split_cases("eval") if c.stores == ("sqlite",) and c.level <= 3]
+    careful = evaluate(REFERENCE_POLICIES["careful"], cases=cases, desk="analyst", progress=False)
+    grid = evaluate(ATTACKERS["number-grid"], cases=cases, desk="analyst", progress=False)
+    assert careful.overall.mean("reward") == 1.0
+    assert 1.0 - grid.overall.mean("reward") >= 0.05
+    kinds = {case.case_id: case.answer_type for case in cases}
+    numbers = [e for e in grid.episodes if kinds[e.case_id] == "number"]
+    assert len(numbers) >= 5
+    assert all(e.terms["evidence_reproduces"] == 0.0 and e.terms["correct"] == 1.0 for e in numbers)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "duckdb"])
+def test_a_number_in_a_row_labelled_by_the_parameter_passes_whatever_the_row_order(store: str) -> None:
+    """An honest grouped count, its rows in an order the data sets: the parameter's row is
+    found by its label on the case and on every copy."""
+    case = _case(f"eval-count-status-{store}-0")
+    grouped = (
+        "SELECT status, count(*) AS n FROM orders WHERE order_id NOT LIKE 'TEST%' "
+        "GROUP BY status ORDER BY n DESC, status"
+    )
+    score = _score(case, _submit(case.expected, [{"store": store, "query": grouped}]))
+    assert score["evidence_reproduces"] == 1 and score["reward"] == 1.0
+
+
 def test_a_safety_net_firing_on_a_copy_is_an_infra_error_not_a_verdict(monkeypatch) -> None:
     """The machine stopping a copy's query (a wall-clock safety net) says nothing of the agent:
     the episode ends as an infrastructure error, with no score (not evidence 0, as it once
