@@ -133,6 +133,13 @@ SIZED_FUNCTIONS = frozenset(
 # none of it the case's data (``information_schema`` stays: it lists the store's own tables).
 ENGINE_PREFIXES = ("duckdb_", "pragma_")
 ENGINE_FUNCTIONS = frozenset({"current_setting", "getvariable", "which_secret"})
+# The only table functions a query may name in FROM: the ones that compute on values. Every other
+# one reads a file (``read_parquet``, ``glob`` ...), a Python object, or runs SQL given as text
+# (``query``, ``query_table``, ``json_execute_serialized_sql``), which no check of this
+# statement's parse tree sees into: ``query('SELECT random()')`` ran, and so did the sized and
+# engine functions refused above. A file named in FROM as a path is a read of a file too.
+TABLE_FUNCTIONS = frozenset({"unnest", "json_each", "json_tree"})
+PATH_CHARACTERS = frozenset("/\\.:*?")
 
 
 class StoreRefused(Exception):
@@ -332,6 +339,7 @@ class _Named:
     tables: set[str]
     ctes: set[str]
     sampled: list[bool]  # [True] once a USING SAMPLE or TABLESAMPLE is met
+    table_functions: set[str]
 
 
 def _lock(con: Any, folder: Path) -> None:
@@ -482,6 +490,17 @@ class DuckStore:
             )
         if named.sampled:
             raise StoreRefused("table samples are not available: a result here may depend on the data alone")
+        readers = sorted(named.table_functions - TABLE_FUNCTIONS)
+        if readers:
+            raise StoreRefused(
+                f"table function {readers[0]} is not available: a query reads the store's tables "
+                f"(and may unnest values: {', '.join(sorted(TABLE_FUNCTIONS))})"
+            )
+        paths = sorted(t for t in named.tables if PATH_CHARACTERS & set(t))
+        if paths:
+            raise StoreRefused(
+                f"{paths[0]!r} is not one of the store's tables: files are read through them only"
+            )
         return sql, named
 
     def _named(self, sql: str) -> _Named:
@@ -492,10 +511,14 @@ class DuckStore:
             raise StoreRefused(first_line(exc)) from None
         if tree.get("error"):
             raise StoreRefused(str(tree.get("error_message", "the query does not parse"))[:300])
-        named = _Named(set(), set(), set(), [])
+        named = _Named(set(), set(), set(), [], set())
         for node in _walk(tree):
             if node.get("sample") is not None:
                 named.sampled.append(True)
+            if node.get("type") == "TABLE_FUNCTION":
+                function = node.get("function")
+                name = function.get("function_name") if isinstance(function, dict) else None
+                named.table_functions.add(str(name).lower())
             if isinstance(node.get("function_name"), str):
                 named.functions.add(str(node["function_name"]).lower())
             # current_date, current_time ... parse as a bare name, bound to a function later

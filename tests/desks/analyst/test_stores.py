@@ -91,6 +91,19 @@ HUGE = [
 ]
 
 
+# SQL given as text runs past every check of the statement's parse tree; a file of the case's own
+# directory, named by its path, is read outside the store's tables (and a missing one failed as
+# the store's fault, an infrastructure error the agent chose).
+SQL_TEXT = [
+    "SELECT * FROM query('SELECT random() AS r')",
+    "SELECT * FROM query('SELECT name, value FROM duckdb_settings()')",
+    "SELECT length(x) FROM query('SELECT repeat(''x'', 1000) AS x')",
+    "SELECT * FROM query_table('orders')",
+    "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT now() AS t'))",
+    "SELECT count(*) FROM orders WHERE EXISTS (SELECT 1 FROM query('SELECT 1'))",
+]
+
+
 @pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest):
     opened = open_store(request.param, SPEC, seconds=BUDGET)
@@ -133,6 +146,19 @@ def test_one_huge_builtin_call_is_refused(store) -> None:
     with pytest.raises(StoreRefused):
         store.run("SELECT repeat('x', 1000000000)")  # SQLite: past the value limit; DuckDB: by name
     assert time.process_time() - start < ONE_CALL
+
+
+def test_sql_as_text_and_the_cases_own_files_are_refused_as_the_agents(store) -> None:
+    folder = dataset_dir(SPEC, "lake" if store.name == "sqlite" else store.name)
+    own = [
+        f"SELECT count(*) FROM '{folder}/nothing.parquet'",
+        f"SELECT count(*) FROM '{folder}/orders.parquet'",
+        f"SELECT count(*) FROM read_parquet('{folder}/nothing.parquet')",
+        f"SELECT count(*) FROM read_text('{folder}/*')",
+    ]
+    refuse_all(store, SQL_TEXT + own)  # StoreRefused: a StoreFailure would count as infrastructure
+    if store.name != "sqlite":  # a table function that computes on values still runs
+        assert store.run("SELECT count(*) AS n FROM unnest([1, 2, 3])").rows == [[3]]
 
 
 def test_tables_read_is_what_the_store_records(store) -> None:
