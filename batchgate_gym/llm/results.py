@@ -15,6 +15,14 @@ errors are counted, never scored; rollouts cut short by the service (context
 overflow, an answer cut at ``max_tokens``) are scored as unfinished and counted
 in every mean, and apart as ``truncated``.
 
+A model's figures are one experiment's: every scored row of a model must have been
+played under the same settings, those its verified log's first entry records (the
+desk's rules, hints, recovery), the same system message (the brief, or one
+that replaced it) and the same mode; rows of one model under two settings are refused
+(:class:`ResultsError`), and a model whose rows were not played under the desk's
+defaults says so in every table (``settings``), since a lenient rule set or a hint
+in the brief raises a score that its mean alone would not show.
+
 Beside the mean, as a paper's table gives it: a 95% interval (a percentile
 bootstrap over cases, :data:`BOOTSTRAP_RESAMPLES` resamples from a fixed seed, so
 the same files always give the same interval), pass@k and pass^k for k = 1..r (a
@@ -28,6 +36,7 @@ cases left out are named (:func:`common_cases`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import math
@@ -108,6 +117,7 @@ class Rollout:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float | None = None  # wall clock: reported, never scored
+    settings: str = ""  # how the row was played where it differs from the desk's defaults ("": it does not)
 
     @property
     def perfect(self) -> bool:
@@ -119,6 +129,7 @@ class Rollout:
 class ModelResults:
     model: str
     rollouts: list[Rollout] = field(default_factory=list)
+    settings: str = ""  # what its scored rows were played under, where not the desk's defaults
 
     @property
     def scored(self) -> list[Rollout]:
@@ -165,11 +176,56 @@ def regrade(row: Mapping[str, Any], desk: DeskSpec, cases: _Cases, where: str) -
     return fields
 
 
+DEFAULT_MODE = "tools"  # run-model's default
+
+
+@functools.cache
+def default_log_settings(desk_name: str) -> dict[str, Any]:
+    """What the first entry of a log played under the desk's default options records."""
+    env = registry.get(desk_name).make_env()
+    try:
+        env.reset(seed=0)
+        settings = env.unwrapped.export_log()[0]["args"].get("settings", {})
+    finally:
+        env.close()
+    return dict(settings)
+
+
+def settings_label(row: Mapping[str, Any], desk_name: str) -> str:
+    """How a scored row was played where that differs from the desk's defaults: the plain
+    settings its log's first entry records (``rules=original``, ``hints=true``), a system
+    message that replaced the brief, the text mode; ``""`` when none."""
+    log = row.get("log")
+    logged: Any = log[0] if isinstance(log, list) and log else {}
+    for name in ("args", "settings"):  # the first entry's args, then their settings
+        logged = logged.get(name) if isinstance(logged, Mapping) else None
+    parts = _differences(default_log_settings(desk_name), logged if isinstance(logged, Mapping) else {})
+    if row.get("system_prompt") is not None:
+        parts.append("system prompt replaced")
+    if row.get("mode", DEFAULT_MODE) != DEFAULT_MODE:
+        parts.append(f"mode={row.get('mode')}")
+    return ", ".join(parts)
+
+
+def _differences(default: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+    """``name=value`` for each plain setting (rules, hints, recovery) that differs from its
+    default. A budget (a mapping of limits) is left out: its fields follow the code's
+    version, and a log of an older run records the defaults of its day."""
+    found = []
+    for name in sorted(set(default) | set(given), key=str):
+        was, now = default.get(name), given.get(name)
+        if isinstance(was, Mapping) or isinstance(now, Mapping) or was == now:
+            continue
+        found.append(f"{name}={now if isinstance(now, str) else json.dumps(now, default=str)}")
+    return found
+
+
 def load_results(paths: Iterable[Path | str], desk_name: str = DEFAULT_DESK) -> dict[str, ModelResults]:
     """Every model's rollouts in ``paths``, each scored row re-graded (see the module docstring)."""
     desk = registry.get(desk_name)
     cases = _Cases(desk)
     chosen: dict[str, dict[tuple[str, int], Rollout]] = {}
+    played_under: dict[str, tuple[str, str]] = {}  # model -> (settings, the first row that had them)
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -187,6 +243,8 @@ def load_results(paths: Iterable[Path | str], desk_name: str = DEFAULT_DESK) -> 
                     row["case_id"], "", int(row["rollout"]), regrade(row, desk, cases, where), None, where
                 )
                 rollout.family = rollout.episode["family"] if rollout.episode else ""
+                rollout.settings = settings_label(row, desk.name)
+                _check_one_setting(played_under, str(row["model"]), rollout.settings, where)
             elif isinstance(error, Mapping) and error.get("kind") == "infra":
                 case = cases.get(str(row.get("source") or ""), str(row["case_id"]))
                 family = getattr(case, "family", "") if case is not None else ""
@@ -200,9 +258,26 @@ def load_results(paths: Iterable[Path | str], desk_name: str = DEFAULT_DESK) -> 
             if key not in runs or rollout.episode is not None or runs[key].episode is None:
                 runs[key] = rollout
     return {
-        model: ModelResults(model, sorted(runs.values(), key=lambda r: (r.case_index, r.case_id, r.rollout)))
+        model: ModelResults(
+            model,
+            sorted(runs.values(), key=lambda r: (r.case_index, r.case_id, r.rollout)),
+            played_under.get(model, ("", ""))[0],
+        )
         for model, runs in chosen.items()
     }
+
+
+def _check_one_setting(
+    played_under: dict[str, tuple[str, str]], model: str, settings: str, where: str
+) -> None:
+    """Refuse a model's row played under other settings than its first scored row."""
+    first = played_under.setdefault(model, (settings, where))
+    if first[0] != settings:
+        raise ResultsError(
+            f"{where}: model {model!r} was played under {settings or 'the defaults'} here and under"
+            f" {first[0] or 'the defaults'} at {first[1]}: one model's figures are one experiment's;"
+            " report the runs apart (or under other model names)"
+        )
 
 
 def _read_extras(rollout: Rollout, row: Mapping[str, Any]) -> None:
@@ -324,6 +399,7 @@ def summarize(
         "scored": len(results.scored),
         "truncated": sum(1 for r in results.scored if r.ended in CUT_SHORT),
         "infra_errors": results.infra_errors,
+        "settings": results.settings or "defaults",
         "cases": len(per_case),
         "cases_scored": len(graded),
         "common_cases": len(compared),
@@ -402,7 +478,11 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DE
     def interval(value: list[float] | None) -> str:
         return "n/a" if value is None else f"{value[0]:.4f} to {value[1]:.4f}"
 
-    rows = [
+    rows = []
+    if any(summaries[n]["settings"] != "defaults" for n in names):
+        # A lenient rule set, a hint or another brief raises a score: the table says so.
+        rows.append(["played under", *(summaries[n]["settings"] for n in names)])
+    rows += [
         ["mean reward (per case, over scored rollouts)", *(cell(summaries[n]["mean_reward"]) for n in names)],
         ["95% interval (bootstrap over cases)", *(interval(summaries[n]["ci95"]) for n in names)],
     ]
@@ -486,6 +566,7 @@ __all__ = [
     "Rollout",
     "bootstrap_ci95",
     "common_cases",
+    "default_log_settings",
     "desk_tools",
     "load_results",
     "pass_at_k",
@@ -494,6 +575,7 @@ __all__ = [
     "regrade",
     "report_json",
     "report_text",
+    "settings_label",
     "summarize",
     "trim_partial_line",
 ]

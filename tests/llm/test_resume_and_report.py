@@ -177,3 +177,27 @@ def test_a_run_that_could_only_write_infra_errors_is_refused_before_any_request(
     with pytest.raises(ValueError, match=reason):
         RunConfig(**{**given, **options})
     assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.slow  # server: one model played under two rule sets
+def test_one_models_rows_under_other_desk_settings_are_refused_or_named(tmp_path: Path, capsys: Any) -> None:
+    with serving("naive", desk="refund") as server:
+        for rules in ("default", "original"):
+            run_model(
+                server.base_url, tmp_path / f"{rules}.jsonl", "m", desk="refund", split="eval", n=6,
+                env_kwargs={"rules": rules},
+            )  # fmt: skip
+    default, lenient = tmp_path / "default.jsonl", tmp_path / "original.jsonl"
+    # The lenient rules pay the same transcripts far more: merged under one name, they
+    # would have replaced the default rows and passed for the model's figure.
+    strict_mean = load_results([default], "refund")["m"]
+    lenient_mean = load_results([lenient], "refund")["m"]
+    assert (strict_mean.settings, lenient_mean.settings) == ("", "rules=original")
+    with pytest.raises(ResultsError, match=r"original\.jsonl:1: model 'm' was played under rules=original"):
+        load_results([default, lenient], "refund")
+    shown = cli(["report", "--desk", "refund", "--results", str(lenient)], capsys)
+    assert "| played under | rules=original |" in shown
+    plain = cli(["report", "--desk", "refund", "--results", str(default)], capsys)
+    assert "played under" not in plain
+    as_json = json.loads(cli(["report", "--desk", "refund", "--results", str(lenient), "--json"], capsys))
+    assert as_json["policies"]["m"]["settings"] == "rules=original"
