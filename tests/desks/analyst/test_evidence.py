@@ -24,7 +24,14 @@ from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 from batchgate_gym.policies.analyst.sql import read_question, solution
 
-NEW_ATTACKERS = ("dressed-constant", "shifted-count", "contradictory-labels", "prior", "guess-when-unsure")
+NEW_ATTACKERS = (
+    "dressed-constant",
+    "shifted-count",
+    "contradictory-labels",
+    "prior",
+    "guess-when-unsure",
+    "number-grid",
+)
 
 
 def _case(case_id: str) -> Any:
