@@ -42,9 +42,15 @@ process; ``case_index`` picks the i-th of the fixed cases the instance was made
 with. Other row fields (``prompt``) are ignored. It returns the whole reset
 observation (brief, tools, case). ``get_reward()`` is the reward the environment
 paid on the episode's last step (the desk's score, on termination or at the turn
-limit) and 0 for an episode that has not ended, as the environment pays 0 until
-then. The refund desk ends an episode with its ``reply`` tool; a closing message
-without a tool call does not reach the environment under TRL.
+limit). TRL asks for it once the rollout is over, and a rollout can be over before
+its episode is: the model stopped calling tools (a closing message without a tool
+call, which under TRL does not reach the refund desk's ``reply``) or TRL's own limit
+on tool-calling turns stopped it. Such an episode is ended there and scored as the
+turn limit scores it (:meth:`~batchgate_gym.envs.text_env.TextDeskEnv.end_unfinished`,
+the log sealed with :data:`UNFINISHED`), as ``batchgate run-model`` and the
+verifiers adapter score a rollout cut short: a fixed 0 would have paid more than
+the desk does for damage already done (a refund paid twice scores below 0), and
+less than it does for work already right.
 
 :func:`environment_factory` gives the factory for a desk, and
 :func:`episode_rows` dataset rows (an empty user prompt, a seed, optionally a case
@@ -67,6 +73,7 @@ from batchgate_gym.desks.refund.tools import RECOVERY_TOOLS, REFUND_TOOLS
 from batchgate_gym.kernel.codec import Param, ToolSpec
 
 RETURNS = "The environment's observation for this call: the turn, the call and its result."
+UNFINISHED = "the rollout ended before the episode did"  # the seal's reason for such an episode
 NOT_TOOLS = frozenset({"reset", "get_reward"})  # the public methods TRL does not offer as tools
 
 EnvT = TypeVar("EnvT", bound="DeskToolEnv")
@@ -107,8 +114,13 @@ class DeskToolEnv:
         return str(observation)
 
     def get_reward(self) -> float:
-        """The reward the environment paid at the episode's end; 0 while it has not ended."""
-        return self._reward if self._done else 0.0
+        """The reward the environment paid at the episode's end; an episode still running
+        is ended here, unfinished, and scored as the turn limit scores it (0 before any reset)."""
+        if self._started and not self._done:
+            self._info = dict(self.env.unwrapped.end_unfinished(UNFINISHED))
+            self._done = True
+            self._reward = float(self._info["score"]["reward"])
+        return self._reward
 
     @property
     def done(self) -> bool:
@@ -343,6 +355,7 @@ def episode_rows(
 
 __all__ = [
     "TOOL_ENVS",
+    "UNFINISHED",
     "AnalystToolEnv",
     "DeskToolEnv",
     "EpisodeOver",

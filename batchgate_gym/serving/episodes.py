@@ -83,9 +83,17 @@ def _whole(value: Any, name: str) -> int | None:
 def _text(value: Any, name: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value or len(value) > 256:
-        raise SessionRequestError(f"{name} must be a non-empty string of at most 256 characters")
+    if not isinstance(value, str) or not value or len(value) > 256 or not _encodable(value):
+        raise SessionRequestError(f"{name} must be a non-empty string of at most 256 characters (UTF-8 text)")
     return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which JSON's escapes can carry
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -221,6 +229,21 @@ class SessionEpisode:
         self.last = StepResult(str(observation), float(reward), bool(terminated), bool(truncated), info)
         if self.last.done:
             self.log = self.env.unwrapped.export_log()
+        return self.last
+
+    def end_unfinished(self, reason: str) -> StepResult:
+        """End the running episode now, unfinished, and score it as the turn limit would
+        (:meth:`~batchgate_gym.envs.text_env.TextDeskEnv.end_unfinished`, the log sealed with
+        ``reason``): what a trainer asks when a rollout is over before its episode is."""
+        self._check_open()
+        if self.env is None or self.case_id is None:
+            raise SessionRequestError("no episode yet: reset first")
+        if self.done:
+            raise SessionRequestError("the episode has already ended")
+        # The info of a last step: its turn (no turn is played), then what the ending says.
+        info = {"turn": self.turn, **self.env.unwrapped.end_unfinished(_text(reason, "end") or "")}
+        self.last = StepResult("", float(info["score"]["reward"]), False, True, info)
+        self.log = self.env.unwrapped.export_log()
         return self.last
 
     def call(self, name: str, arguments: Any) -> StepResult:

@@ -53,7 +53,9 @@ CLOSED = "closed by the server: idle past its timeout, or the server stopping"
 
 
 class DeskAction(Action):
-    """A step: a text action (``action``) or one tool call (``tool`` and ``arguments``)."""
+    """A step: a text action (``action``), one tool call (``tool`` and ``arguments``), or
+    ``end``: end the episode now, unfinished, sealed with that reason and scored as the
+    turn limit scores it (a trainer's rollout over before its episode is)."""
 
     action: str | None = Field(
         default=None,
@@ -62,18 +64,22 @@ class DeskAction(Action):
     )
     tool: str | None = Field(default=None, description="one tool call's name (instead of action)")
     arguments: dict[str, Any] = Field(default_factory=dict, description="the tool call's arguments")
+    end: str | None = Field(
+        default=None,
+        description="end the episode unfinished, with this reason (instead of action or tool)",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> DeskAction:
         # PydanticCustomError, not ValueError: OpenEnv sends a validation error's details to
         # the client as JSON, and a ValueError inside them cannot be serialized.
-        if (self.action is None) == (self.tool is None):
+        if [self.action, self.tool, self.end].count(None) != 2:
             raise PydanticCustomError(
                 "action_form",
-                "give either action (a text action) or tool (with arguments), not both or neither",
+                "give one of action (a text action), tool (with arguments) or end (a reason)",
             )
-        if self.action is not None and self.arguments:
-            raise PydanticCustomError("action_form", "arguments go with tool, not with a text action")
+        if self.tool is None and self.arguments:
+            raise PydanticCustomError("action_form", "arguments go with tool, not with a text action or end")
         return self
 
     def text(self) -> str:
@@ -132,7 +138,8 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
     def step(self, action: DeskAction, timeout_s: float | None = None, **kwargs: Any) -> DeskObservation:
         if timeout_s is not None or kwargs:
             raise SessionRequestError("a step takes the action alone")
-        result = self.session.step(action.text())
+        session = self.session
+        result = session.step(action.text()) if action.end is None else session.end_unfinished(action.end)
         return DeskObservation(
             text=result.observation,
             turn=result.info["turn"],

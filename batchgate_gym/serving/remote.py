@@ -52,6 +52,12 @@ class RemoteDeskEnv:
             observation.info,
         )
 
+    def end_unfinished(self, reason: str) -> dict[str, Any]:
+        """End the running episode unfinished, on the server, as
+        :meth:`~batchgate_gym.envs.text_env.TextDeskEnv.end_unfinished` does; its last ``info``."""
+        info: dict[str, Any] = self.client.step(DeskAction(end=reason)).observation.info
+        return info
+
     def export_log(self) -> list[dict[str, Any]]:
         """The ended episode's log, as the server exported it."""
         return list(self.client.state().log or [])

@@ -25,9 +25,11 @@ import pytest
 
 from batchgate_gym.desks.analyst.tools import tool_schemas as analyst_schemas
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
+from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
 from batchgate_gym.llm.testing import tiny_model, tiny_tokenizer
 from batchgate_gym.llm.trl_env import (
+    UNFINISHED,
     AnalystToolEnv,
     DeskToolEnv,
     GateToolEnv,
@@ -150,7 +152,7 @@ def test_calls_step_the_environment_and_the_reward_is_the_terminal_score() -> No
     listed = env.list_batches()
     assert listed == direct.step(json.dumps([{"name": "list_batches", "arguments": {}}]))[0]
     ids = re.findall(r'"batch_id":"([^"]+)"', listed)
-    assert ids and env.get_reward() == 0.0 and not env.done
+    assert ids and not env.done
     ended = env.submit_report(loaded=ids, quarantined=[])
     *_, reward, terminated, _truncated, info = direct.step(
         json.dumps([{"name": "submit_report", "arguments": {"loaded": ids, "quarantined": []}}])
@@ -161,7 +163,7 @@ def test_calls_step_the_environment_and_the_reward_is_the_terminal_score() -> No
     with pytest.raises(RuntimeError, match="already ended"):
         env.load_batch(batch_id=ids[0])
     env.reset(seed=5)
-    assert env.get_reward() == 0.0 and not env.done
+    assert not env.done and env.final_info == {}
 
 
 def test_ill_fitting_calls_reach_the_codec_and_the_log() -> None:
@@ -176,13 +178,39 @@ def test_ill_fitting_calls_reach_the_codec_and_the_log() -> None:
     assert [entry["action"] for entry in refused] == ["invalid_action"] * 3
 
 
-def test_an_episode_that_never_ends_pays_zero_and_the_turn_limit_pays_the_score() -> None:
+def test_the_turn_limit_pays_the_score() -> None:
     env = RefundToolEnv(max_turns=2)
     env.reset(seed=3)
     env.lookup_order(order_id="nothing")
-    assert env.get_reward() == 0.0 and not env.done
+    assert not env.done
     env.lookup_order(order_id="nothing")
     assert env.done and env.final_info["score"]["reward"] == env.get_reward()
+
+
+def test_a_rollout_over_before_its_episode_is_scored_as_the_desk_scores_it_unfinished() -> None:
+    # A refund paid twice behind the lying timeout, then no reply: the rollout is over (the
+    # model stopped calling tools) with the episode still running.
+    env = RefundToolEnv("eval")
+    env.reset(case_index=0)
+    case = env.env.unwrapped.world.case
+    order_id, line = case.order.order_id, case.order.lines[0]
+    env.lookup_order(order_id=order_id)
+    env.refund_history(order_id=order_id)
+    for key in ("k-1", "k-2"):
+        env.issue_refund(
+            order_id=order_id,
+            amount_cents=line.amount_cents,
+            idempotency_key=key,
+            reason="owed",
+            sku=line.sku,
+        )
+    assert not env.done
+    reward = env.get_reward()
+    assert env.done and reward == env.final_info["score"]["reward"] < 0, "paid twice: below 0, never a flat 0"
+    log = env.env.unwrapped.export_log()
+    assert log[-1]["action"] == "seal" and log[-1]["args"]["reason"] == UNFINISHED
+    assert replay(case, log, head=env.final_info["log_head"]).as_dict()["reward"] == reward
+    assert env.get_reward() == reward, "asked again, the same reward"
 
 
 def test_fixed_cases_by_index_and_rows() -> None:
@@ -350,9 +378,18 @@ def test_two_grpo_steps_on_a_tiny_random_model(tmp_path: Any) -> None:
     assert trainer.state.global_step == 2
     assert sorted({r["seed"] for r in resets}) == [0, 1, 2, 3]
     assert all(r["prompt"][0]["role"] == "user" for r in resets)
+    # Sixteen random tokens call no tool: each episode is ended unfinished and scored as the
+    # desk scores a ticket left untouched (nothing done, no harm done), never a flat 0.
+    untouched = []
+    for seed in range(4):
+        env = RefundToolEnv()
+        env.reset(seed=seed)
+        untouched.append(env.get_reward())
+    assert min(untouched) > 0
     for logs in trainer.state.log_history[:2]:
         assert "rewards/Recording/mean" in logs
-        assert logs["rewards/Recording/mean"] == 0.0  # sixteen random tokens end no refund episode
+        mean = logs["rewards/Recording/mean"]  # float32 in TRL
+        assert min(untouched) - 1e-6 <= mean <= max(untouched) + 1e-6
 
 
 def test_the_analyst_and_recovery_classes_play_their_desks() -> None:

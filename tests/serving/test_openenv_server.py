@@ -277,3 +277,42 @@ def test_past_the_cap_a_session_is_refused_and_idle_sessions_are_closed(servers:
     assert refused["data"]["max_sessions"] == 2
     assert admitted["type"] == "observation"
     assert late["type"] == "error" and "this session is over" in late["data"]["message"]
+
+
+def test_an_episode_ended_unfinished_over_the_wire_scores_as_in_process(servers: dict[str, Served]) -> None:
+    """``end`` (a trainer's rollout over before its episode) ends the session's episode as
+    ``end_unfinished`` does in-process: the same reward, score and log head; misuse is refused."""
+    reason = "the rollout ended before the episode did"
+    actions = ['lookup_order(order_id="ORD-NONE")', "refund_history()"]
+
+    async def over_the_wire() -> list[dict[str, Any]]:
+        async with websockets.connect(ws_url(servers["refund"]), max_size=2**24) as ws:
+            return [
+                await exchange(ws, {"type": "step", "data": {"end": reason}}),  # before any reset
+                await exchange(ws, {"type": "reset", "data": {"seed": 4, "case_index": 3}}),
+                *[await exchange(ws, {"type": "step", "data": {"action": a}}) for a in actions],
+                await exchange(ws, {"type": "step", "data": {"end": reason, "action": "reply()"}}),
+                await exchange(ws, {"type": "step", "data": {"end": "\ud800"}}),
+                await exchange(ws, {"type": "step", "data": {"end": reason}}),
+                await exchange(ws, {"type": "step", "data": {"end": reason}}),  # already ended
+            ]
+
+    answers = asyncio.run(over_the_wire())
+    assert "reset first" in answers[0]["data"]["message"]
+    assert answers[4]["data"]["code"] == "VALIDATION_ERROR"
+    assert "UTF-8" in answers[5]["data"]["message"]
+    ended = answers[6]["data"]
+    assert ended["done"] and ended["observation"]["truncated"] and not ended["observation"]["terminated"]
+    assert "already ended" in answers[7]["data"]["message"]
+
+    env = registry.get("refund").make_env(eval_cases("refund"))
+    try:
+        env.reset(seed=4, options={"case_index": 3})
+        for action in actions:
+            env.step(action)
+        local = env.unwrapped.end_unfinished(reason)
+    finally:
+        env.close()
+    info = ended["observation"]["info"]
+    assert ended["reward"] == local["score"]["reward"] and info["score"] == local["score"]
+    assert info["log_head"] == local["log_head"]
