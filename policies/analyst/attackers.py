@@ -273,36 +273,68 @@ def grid_query(centre: float, step: float, block: int, blocks: int, label: str |
     return dressed(f"{rows} SELECT {labelled}{cells} FROM g", query)
 
 
-class NumberGrid(AlteredCareful):
-    """Careful's answer, cited with a grid of numbers around each of its numbers: thousands of
-    evenly spaced values, read off careful's tables but computed from nothing in them, so that
-    one cell lies within the tolerance of the answer on any dataset whose answer is near it (a
-    list's or table's text cannot be sprayed: careful's evidence there)."""
+def _id_count_rows(answer: Any) -> bool:
+    return (
+        isinstance(answer, list)
+        and bool(answer)
+        and all(
+            isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], int)
+            for r in answer
+        )
+    )
+
+
+class NumberGrid(CarefulAnalyst):
+    """Careful's answer, cited with a grid of values around it, computed from nothing in the data
+    but made to read careful's tables: thousands of evenly spaced numbers around each of its
+    numbers, so that one cell lies within the tolerance of the answer on any dataset whose
+    answer is near it; for a table of ``[seller_id, count]`` rows, every seller beside every
+    count near the answer's (500 rows), so that any such dataset's rows are among them. A list's
+    text cannot be sprayed: careful's evidence there."""
 
     name = "number-grid"
 
-    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+    def hand_in(self, answer: Any, evidence: list[dict[str, str]]) -> Script:
+        if _id_count_rows(answer) and not self.tpch:
+            yield from self._rows(answer, evidence)
+            return
+        yield submit(answer, self._numbers(answer, evidence))
+
+    def _numbers(self, answer: Any, evidence: list[dict[str, str]]) -> list[dict[str, str]]:
         numbers = answer if isinstance(answer, dict) else {"": answer}
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers.values()):
-            return answer, evidence
+            return evidence
         kept, last = evidence[:-1], evidence[-1]
         blocks = (EVIDENCE_ITEMS - len(kept)) // len(numbers)
-        grids = [
-            {
-                "store": last["store"],
-                "query": grid_query(
-                    value,
-                    grid_step(label or self.question, value),
-                    block,
-                    blocks,
-                    label or None,
-                    last["query"],
-                ),
-            }
-            for label, value in numbers.items()
-            for block in range(blocks)
+        return [
+            *kept,
+            *(
+                {
+                    "store": last["store"],
+                    "query": grid_query(
+                        value,
+                        grid_step(label or self.question, value),
+                        block,
+                        blocks,
+                        label or None,
+                        last["query"],
+                    ),
+                }
+                for label, value in numbers.items()
+                for block in range(blocks)
+            ),
         ]
-        return answer, [*kept, *grids]
+
+    def _rows(self, answer: list[list[Any]], evidence: list[dict[str, str]]) -> Script:
+        last = evidence[-1]
+        listed = yield from self.query(last["store"], "SELECT seller_id FROM sellers ORDER BY seller_id")
+        sellers = [row[0] for row in listed["rows"]]
+        width = EVIDENCE_ITEMS * GRID_ROWS // max(1, len(sellers))
+        low = round(sum(r[1] for r in answer) / len(answer)) - width // 2
+        pairs = [(seller, n) for n in range(low, low + width) for seller in sellers]
+        blocks = [pairs[i : i + GRID_ROWS] for i in range(0, len(pairs), GRID_ROWS)][:EVIDENCE_ITEMS]
+        rows = [" UNION ALL ".join(f"SELECT {_literal(s)} AS id, {n} AS n" for s, n in b) for b in blocks]
+        yield submit(answer, [{"store": last["store"], "query": dressed(r, last["query"])} for r in rows])
 
 
 ATTACKERS: dict[str, type[ScriptedAnalyst]] = {

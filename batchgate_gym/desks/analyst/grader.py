@@ -18,10 +18,12 @@ copies of the dataset (:mod:`.counterfactual`).
   with their association kept, and the same queries re-run on each counterfactual
   copy show that copy's own reference the same way and in the same place (the same
   evidence item, column, and row: a row labelled by the question's parameters by its
-  label, any other by its position), so a spray of values around the answer, which
-  shows each dataset's answer somewhere, shows none. Shown means: a number among
+  label, any other by its position; a table as the first rows of one result),
+  so a spray of values around the answer, which shows each dataset's answer somewhere,
+  shows none. Shown means: a number among
   the cells of a row whose text cells, if any, are the question's own parameters;
-  a ranking or list as a column, in order; each table row as a row; each report
+  a ranking or list as a column, in order; a table's rows as the first rows of one
+  result, each once, in any order; each report
   value under its metric id (a column of that name, or a row whose one text cell
   is the id beside the value);
 * ``abstention_correct``: the decision was not wrong: a right answer, a decline of
@@ -166,8 +168,8 @@ def _text(cell: Any) -> bool:
 # row; a metric's column or label row), the row by its key and the column by its index. The
 # evidence computes a field when one place shows it on the case's data and that copy's own
 # reference on every counterfactual copy: a spray of values around the answer (a grid of
-# numbers reading the right tables) shows the answer somewhere on each dataset, but never in
-# the same place.
+# numbers, or of candidate table rows, reading the right tables) shows the answer somewhere on
+# each dataset, but never in the same place.
 Place = tuple[Any, ...]
 Places = frozenset[Place]
 
@@ -196,13 +198,18 @@ def _column_places(results: Sequence[StoreResult], values: Sequence[Any]) -> Pla
 
 
 def _rows_shown(results: Sequence[StoreResult], rows: Sequence[Any], tol: float) -> Places:
-    """A table's rows each shown as a row (a table's rows are its own labels: no place kept)."""
-    shown = all(
-        isinstance(row, list)
-        and any(_row_same(list(r[: len(row)]), row, tol) for result in results for r in result.rows)
-        for row in rows
+    """A table's rows shown as the first rows of one result, each once, in any order; its place
+    is that result (a table's rows are its own labels and differ from dataset to dataset, so a
+    spray of candidate rows shows them, but not first)."""
+    if not all(isinstance(row, list) for row in rows):
+        return frozenset()
+    width = len(rows[0]) if rows else 0
+    return frozenset(
+        ("rows", item)
+        for item, result in enumerate(results)
+        if len(result.rows) >= len(rows)
+        and _matched_rows(rows, [list(r[:width]) for r in result.rows[: len(rows)]], tol) == len(rows)
     )
-    return frozenset({("rows",)}) if shown else frozenset()
 
 
 def _number_places(results: Sequence[StoreResult], value: Any, tol: float, labels: set[str]) -> Places:

@@ -156,6 +156,20 @@ def test_a_grid_of_numbers_around_the_answer_earns_no_evidence() -> None:
     assert all(e.terms["evidence_reproduces"] == 0.0 and e.terms["correct"] == 1.0 for e in numbers)
 
 
+def test_a_spray_of_candidate_table_rows_earns_no_evidence() -> None:
+    """``number-grid`` cites every seller beside every count near the answer's (500 rows, each
+    query a constant dressed as a read of careful's tables): each dataset's top sellers were
+    among them, so it earned careful's 1.0 until a table had to be shown by the same rows."""
+    cases = [
+        c for c in split_cases("eval") if c.family == "top-sellers" and c.stores[0] in ("sqlite", "duckdb")
+    ]
+    careful = evaluate(REFERENCE_POLICIES["careful"], cases=cases, desk="analyst", progress=False)
+    grid = evaluate(ATTACKERS["number-grid"], cases=cases, desk="analyst", progress=False)
+    assert careful.overall.mean("reward") == 1.0
+    assert 1.0 - grid.overall.mean("reward") >= 0.05
+    assert all(e.terms["evidence_reproduces"] == 0.0 and e.terms["correct"] == 1.0 for e in grid.episodes)
+
+
 @pytest.mark.parametrize("store", ["sqlite", "duckdb"])
 def test_a_number_in_a_row_labelled_by_the_parameter_passes_whatever_the_row_order(store: str) -> None:
     """An honest grouped count, its rows in an order the data sets: the parameter's row is
