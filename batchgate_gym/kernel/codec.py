@@ -25,7 +25,7 @@ import keyword
 import math
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any, TypeVar
@@ -277,10 +277,20 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     while the text also says A."""
     found = dict(pairs)
     if len(found) != len(pairs):
-        keys = [key for key, _value in pairs]
-        repeated = next(key for key in keys if keys.count(key) > 1)
+        repeated = _first_repeated(key for key, _value in pairs) or ""
         raise ActionError(f"a JSON object names the key {escape(repeated[:80])!r} twice")
     return found
+
+
+def _first_repeated(names: Iterable[str]) -> str | None:
+    """The first name given a second time, in one pass: an action can hold thousands of
+    names, and counting each in the list (what finding it took) cost over a second."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 _UNIQUE_SCAN = json.JSONDecoder(object_pairs_hook=_unique_object).scan_once  # type: ignore[attr-defined]
@@ -383,9 +393,8 @@ def _ast_call(statement: ast.stmt, position: int) -> RawCall:
             f"{where}: expected a tool call such as name(arg, key=value), got {_describe_node(statement)}"
         )
     name = node.func.id
-    given = [kw.arg for kw in node.keywords if kw.arg is not None]
-    if len(set(given)) != len(given):  # Python itself refuses this; ast does not
-        repeated = next(key for key in given if given.count(key) > 1)
+    repeated = _first_repeated(kw.arg for kw in node.keywords if kw.arg is not None)
+    if repeated is not None:  # Python itself refuses this; ast does not
         raise ActionError(f"{where}: {name}'s argument {repeated} is given twice")
     try:
         args = [ast.literal_eval(arg) for arg in node.args]
