@@ -47,6 +47,9 @@ from typing import Any, Protocol
 
 Message = dict[str, Any]
 
+MODES = ("tools", "text")  # OpenAI tool calls, or calls written in the message
+DEFAULT_MODE = MODES[0]
+
 DEFAULT_NUDGE = (
     "No tool was called. Call one or more tools through the tool-calling interface"
     " (not in the message text); the episode only moves through them."
@@ -82,13 +85,13 @@ class ChatSettings:
     system message instead of the brief.
     """
 
-    mode: str = "tools"
+    mode: str = DEFAULT_MODE
     nudge: str = DEFAULT_NUDGE
     no_tool_call: Callable[[str], str] | None = None
     system_prompt: str | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in ("tools", "text"):
+        if self.mode not in MODES:
             raise ValueError(f"mode is 'tools' or 'text', not {self.mode!r}")
 
 

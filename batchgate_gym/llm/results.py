@@ -53,6 +53,8 @@ from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.tables import markdown_table, money
 
+from .chat import DEFAULT_MODE
+
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 CUT_SHORT = frozenset({"context_overflow", "length", "rejected"})  # runner.CUT_SHORT, without the client
@@ -174,9 +176,6 @@ def regrade(row: Mapping[str, Any], desk: DeskSpec, cases: _Cases, where: str) -
     info["family"] = getattr(case, "family", "")
     fields: dict[str, Any] = desk.scoring.episode_fields(info)
     return fields
-
-
-DEFAULT_MODE = "tools"  # run-model's default
 
 
 @functools.cache

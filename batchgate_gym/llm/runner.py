@@ -65,7 +65,7 @@ from urllib.parse import urlsplit
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
 
-from .chat import ChatEpisode, ChatSettings
+from .chat import DEFAULT_MODE, MODES, ChatEpisode, ChatSettings
 from .results import read_rows, trim_partial_line
 
 ROW_FIELDS = (
@@ -115,7 +115,7 @@ class RunConfig:
     sample_seed: int = 0
     rollouts: int = 1
     concurrency: int = 8
-    mode: str = "tools"
+    mode: str = DEFAULT_MODE
     timeout: float = 60.0
     max_retries: int = 5
     backoff: float = 0.5
@@ -134,7 +134,7 @@ class RunConfig:
     api_key_env: str = "the API key's variable"  # named in the message of a refused key
 
     def __post_init__(self) -> None:
-        if self.mode not in ("tools", "text"):
+        if self.mode not in MODES:
             raise ValueError(f"mode is 'tools' or 'text', not {self.mode!r}")
         for name in ("rollouts", "concurrency"):
             if getattr(self, name) < 1:

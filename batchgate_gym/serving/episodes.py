@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from batchgate_gym.desks import registry
+from batchgate_gym.kernel.sqlguard import encodable
 
 SESSION_ID_BYTES = 24  # 192 random bits: an episode id no client can guess
 
@@ -83,17 +84,9 @@ def _whole(value: Any, name: str) -> int | None:
 def _text(value: Any, name: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value or len(value) > 256 or not _encodable(value):
+    if not isinstance(value, str) or not value or len(value) > 256 or not encodable(value):
         raise SessionRequestError(f"{name} must be a non-empty string of at most 256 characters (UTF-8 text)")
     return value
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate, which JSON's escapes can carry
-        return False
-    return True
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,7 @@ def lag_reads(case: RefundCase) -> int:
             raise ValueError(f"tool_faults.{LAG_READS} needs refund_history: 'stale_after_write'")
         return 0
     reads = faults.get(LAG_READS, DEFAULT_LAG_READS)
-    problem = _lag_reads_problem(reads)
+    problem = _count_problem(reads, MAX_LAG_READS)
     if problem or not isinstance(reads, int):
         raise ValueError(f"tool_faults.{LAG_READS}: {problem}")
     return reads
@@ -265,21 +265,16 @@ def lag_reads(case: RefundCase) -> int:
 def unsent_payments(case: RefundCase) -> int:
     """How many of the ticket's payments never reach the provider (0 when the case names none)."""
     count = case.tool_faults.get(UNSENT_PAYMENTS, 0)
-    problem = None if count == 0 else _unsent_problem(count)
+    problem = None if count == 0 else _count_problem(count, MAX_UNSENT_PAYMENTS)
     if problem or not isinstance(count, int):
         raise ValueError(f"tool_faults.{UNSENT_PAYMENTS}: {problem}")
     return count
 
 
-def _unsent_problem(value: Any) -> str | None:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_UNSENT_PAYMENTS:
-        return f"must be an int in 1..{MAX_UNSENT_PAYMENTS}, not {value!r}"
-    return None
-
-
-def _lag_reads_problem(value: Any) -> str | None:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_LAG_READS:
-        return f"must be an int in 1..{MAX_LAG_READS}, not {value!r}"
+def _count_problem(value: Any, most: int) -> str | None:
+    """What is wrong with a fault's count (an int in 1..``most``), or ``None``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        return f"must be an int in 1..{most}, not {value!r}"
     return None
 
 
@@ -510,14 +505,14 @@ def _row(read: _Reader, data: Any, path: str) -> LedgerRow:
 def _faults(read: _Reader, obj: Mapping[str, Any]) -> Mapping[str, str | int]:
     for tool, value in obj.items():
         if tool == LAG_READS:
-            problem = _lag_reads_problem(value)
+            problem = _count_problem(value, MAX_LAG_READS)
             if problem is None and obj.get("refund_history") != "stale_after_write":
                 problem = "needs refund_history: 'stale_after_write' (a lag is of that fault)"
             if problem:
                 raise read.fail(f"tool_faults.{LAG_READS}", problem)
             continue
         if tool == UNSENT_PAYMENTS:
-            problem = _unsent_problem(value)
+            problem = _count_problem(value, MAX_UNSENT_PAYMENTS)
             if problem:
                 raise read.fail(f"tool_faults.{UNSENT_PAYMENTS}", problem)
             continue
