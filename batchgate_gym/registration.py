@@ -3,8 +3,11 @@
 Gymnasium has no plugin discovery, so ``import batchgate_gym`` calls
 :func:`register_envs`, which reads ``GYMNASIUM_IDS`` (id -> entry point) from each
 desk package (``batchgate_gym/desks/NAME/__init__.py``) and adds the ids to
-Gymnasium's registry with *string* entry points: the environment code
-(``batchgate_gym.envs``) is imported only when ``gymnasium.make`` builds one. A new
+Gymnasium's registry with *string* entry points and the package's
+``MAX_EPISODE_STEPS`` (the steps an episode takes at most with the default
+arguments, for ``spec.max_episode_steps`` and Gymnasium's ``TimeLimit``): the
+environment code (``batchgate_gym.envs``) is imported only when ``gymnasium.make``
+builds one. A new
 desk names its ids in its own package and nothing here changes. This is the one
 core module that imports Gymnasium; without Gymnasium installed it registers
 nothing and the core still works.
@@ -34,6 +37,18 @@ def entry_points() -> dict[str, str]:
 ENTRY_POINTS: dict[str, str] = entry_points()
 
 
+def max_episode_steps() -> dict[str, int]:
+    """Every desk's ``MAX_EPISODE_STEPS`` (id -> steps with the default arguments), for the spec."""
+    import batchgate_gym.desks as desks
+
+    found: dict[str, int] = {}
+    for module in pkgutil.iter_modules(desks.__path__):
+        if module.ispkg:
+            package = importlib.import_module(f"{desks.__name__}.{module.name}")
+            found.update(getattr(package, "MAX_EPISODE_STEPS", {}))
+    return found
+
+
 def register_envs() -> tuple[str, ...]:
     """Register every id not yet in Gymnasium's registry; safe to call any number of times.
 
@@ -43,10 +58,11 @@ def register_envs() -> tuple[str, ...]:
         import gymnasium
     except ImportError:
         return ()
+    steps = max_episode_steps()
     for env_id, entry_point in ENTRY_POINTS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry_point)
+            gymnasium.register(id=env_id, entry_point=entry_point, max_episode_steps=steps.get(env_id))
     return tuple(ENTRY_POINTS)
 
 
-__all__ = ["ENTRY_POINTS", "ENV_ID", "MACRO_ENV_ID", "entry_points", "register_envs"]
+__all__ = ["ENTRY_POINTS", "ENV_ID", "MACRO_ENV_ID", "entry_points", "max_episode_steps", "register_envs"]

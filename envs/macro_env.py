@@ -76,7 +76,7 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
     is always sent as the empty text action, which the text environment refuses.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     action_space: gym.spaces.Discrete
     text_env: Any
     tracker: MacroTracking
@@ -100,11 +100,12 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        task, _info = self.text_env.reset(seed=seed, options=options)
+        task, opened = self.text_env.reset(seed=seed, options=options)
         self.tracker = self.new_tracker(task)
         calls = self.tracker.opening_calls()
         *_ended, info, text_action = self._send(calls, text_action_of(calls))
-        return self.tracker.vector(), self._info(info, text_action)
+        # The text reset's case fields (case_id, family, split or seed), then the opening's turn and calls.
+        return self.tracker.vector(), self._info({**opened, **info}, text_action)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not (type(action) in _PLAIN_INTS and 0 <= action < self.action_space.n) and not (

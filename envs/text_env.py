@@ -171,6 +171,25 @@ def final_info(
     }
 
 
+RESET_CASE_FIELDS = ("case_id", "family")  # of the case's info fields, those a reset names
+
+
+def reset_case_fields(case_fields: Mapping[str, Any], origin: Mapping[str, Any]) -> dict[str, Any]:
+    """What a reset's ``info`` says of the case, beside ``turn`` and ``calls``: its id and
+    family, and its split (or case file), or the seed a procedural case was built from.
+    Nothing more of the case (the last ``info`` adds its truth: counts of defects, say)."""
+    return {**{name: case_fields[name] for name in RESET_CASE_FIELDS if name in case_fields}, **origin}
+
+
+PLAYER_INFO = ("turn", "calls")  # what a reset's info tells the player under evaluation
+
+
+def player_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A reset's ``info`` as a scored player is handed it: its turn and calls only. The case's
+    id and family (the family names the trap a case sets) are for the harness's records."""
+    return {name: info[name] for name in PLAYER_INFO if name in info}
+
+
 LOG_HEAD_SHOWN = 16  # hex digits of the running head in each step's header
 
 
@@ -241,7 +260,9 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     is truncated with reward 0 and no score: it is an infrastructure error, not the
     agent's failure, and is reported apart.
 
-    **Info** ``turn`` and ``calls`` on every step; the last step adds the case's
+    **Info** ``turn`` and ``calls`` on every step; reset's adds the case's ``case_id``
+    and ``family`` and its ``split`` (or case file, ``cases``; or ``seed``, the case seed
+    of a procedural case: :func:`reset_case_fields`); the last step adds the case's
     fields, ``score`` (or, instead, ``infra_error``), ``log_intact``, ``log_entries``
     and ``log_head`` (:func:`final_info`).
 
@@ -256,7 +277,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     draws what the original's would. A macro environment pickles its text one.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
     _seed_pending: int | None = None  # a reset's seed whose generator is not made yet
 
     def __init__(
@@ -293,11 +314,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
             super().reset(seed=seed)
             if seed is not None:  # seeded now: a seed waiting from an earlier reset is gone
                 self._seed_pending = None
-        options = options or {}
-        named = getattr(self.source, "named", None)  # a source whose options may name a case
-        case = None if named is None else named(options)
-        if case is None:
-            case = self.source.pick(self.np_random, options)
+        case, origin = self._pick(options or {})
         # The episode's nonce, for its log's entry 0 (from the seed itself while its
         # generator is not made).
         self._nonce = self._nonces.next(None if self._seed_pending is not None else self.np_random)
@@ -305,9 +322,23 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         observation = cut(
             self.adapter.task_text(case, self.limits.max_turns), self.limits.max_observation_chars
         )
-        if self.render_mode == "ansi":
-            self._transcript = [observation]
-        return observation, {"turn": 0, "calls": 0}
+        self._transcript = []
+        self._show(observation)
+        fields = self.adapter.case_info(case)
+        return observation, {"turn": 0, "calls": 0, **reset_case_fields(fields, origin)}
+
+    def _pick(self, options: Mapping[str, Any]) -> tuple[CaseT, dict[str, Any]]:
+        """The case of a reset and where it came from: ``{"split": NAME}`` or ``{"cases":
+        PATH}`` for fixed cases, ``{"seed": CASE_SEED}`` for a procedural one."""
+        named = getattr(self.source, "named", None)  # a source whose options may name a case
+        case = None if named is None else named(options)
+        if case is None:
+            seeded = getattr(self.source, "pick_seeded", None)  # a procedural source
+            if seeded is not None:
+                seed, case = seeded(self.np_random, options)
+                return case, {"seed": seed}
+            case = self.source.pick(self.np_random, options)
+        return case, dict(getattr(self.source, "origin", {}))
 
     def _seed_later(self, seed: int) -> None:
         """``super().reset(seed=seed)``, the generator made only when first used
@@ -351,7 +382,7 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
         with each call's result in the outcome's ``results`` instead of an observation
         to read them from (its ``observation`` is ``""``; with ``render_mode="ansi"``
         the text is written for the transcript, and is the outcome's)."""
-        text = self.render_mode == "ansi"
+        text = self.render_mode is not None
         return self._stepped(JsonCalls(calls), lambda episode: episode.step_calls(calls, text=text))
 
     def _stepped(
@@ -387,14 +418,22 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
             ended = self._ending_info(self.case, outcome.infra_error)
             info.update(ended)
             reward = ended["score"]["reward"] if "score" in ended else 0.0  # exact, converted once
-        if self.render_mode == "ansi":
+        if self.render_mode is not None:
             ledger = self.world.ledger
             turns = self.limits.max_turns
             shown = action.text() if isinstance(action, JsonCalls) else action
-            self._transcript.append(ansi_step(episode.turn, turns, shown, outcome.observation, ledger))
+            self._show(ansi_step(episode.turn, turns, shown, outcome.observation, ledger))
             if "score" in info:
-                self._transcript.append(ansi_ending(info["score"], ledger))
+                self._show(ansi_ending(info["score"], ledger))
         return outcome, reward, info
+
+    def _show(self, block: str) -> None:
+        """One block of the transcript: kept for :meth:`render` (``"ansi"``) or printed at
+        once (``"human"``, the terminal as the episode goes)."""
+        if self.render_mode == "ansi":
+            self._transcript.append(block)
+        elif self.render_mode == "human":
+            print(block, end="\n\n", flush=True)
 
     def end_unfinished(self, reason: str) -> dict[str, Any]:
         """End the episode now, from outside it, and score it as the turn limit would.
@@ -436,7 +475,8 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, the episode so far as text: the opening task,
         then for each step the turn, the action, its result and the running log head,
-        and once it ends the score and the final head; otherwise ``None``."""
+        and once it ends the score and the final head; otherwise ``None`` (``"human"``
+        prints each block to standard output as the episode goes)."""
         if self.render_mode == "ansi":
             return "\n\n".join(self._transcript)
         return None
@@ -486,5 +526,7 @@ __all__ = [
     "ansi_step",
     "checked_settings",
     "final_info",
+    "player_info",
+    "reset_case_fields",
     "text_space",
 ]

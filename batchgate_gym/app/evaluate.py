@@ -21,6 +21,7 @@ from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.envs.text_env import player_info
 from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.kernel.text_policy import PolicyLike, as_policy
 
@@ -200,7 +201,7 @@ def run_episode(
     env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any], desk: registry.DeskSpec | None = None
 ) -> EpisodeResult:
     observation, info = env.reset(**reset_kwargs)
-    policy.reset(observation, info)
+    policy.reset(observation, player_info(info))
     calls = 0
     while True:
         observation, _reward, terminated, truncated, info = env.step(policy.act(observation))

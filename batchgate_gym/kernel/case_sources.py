@@ -123,12 +123,24 @@ class ProceduralCaseSource:
         return {name: getattr(self, name) for name in _knob_names(type(self))}
 
     def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        return self.pick_seeded(rng, options)[1]
+
+    def pick_seeded(self, rng: np.random.Generator, options: Mapping[str, Any]) -> tuple[int, Any]:
+        """:meth:`pick`, with the case seed the case was built from (a reset's ``info`` names it)."""
         if not options:  # the source's own knobs, checked and normalised when it was made
-            return self.build(draw_seed(rng), **self.knobs())
+            seed = draw_seed(rng)
+            return seed, self.build(seed, **self.knobs())
+        seeds: list[int] = []
+
+        def build(seed: int, **knobs: Any) -> Any:
+            seeds.append(seed)
+            return self.build(seed, **knobs)
+
         desk = type(self)
-        return pick_procedural(
-            self, self.build, rng, options, _knob_names(desk), desk.check_knobs, desk.check_seed
+        case = pick_procedural(
+            self, build, rng, options, _knob_names(desk), desk.check_knobs, desk.check_seed
         )
+        return seeds[0], case
 
     def build(self, seed: int, **knobs: Any) -> Any:
         raise NotImplementedError
@@ -153,6 +165,9 @@ def procedural_case(read: Callable[[Any, str], T], data: Any, seed: int) -> T:
     return read(data, f"<procedural case {seed}>")
 
 
+FIXED_CASE_OPTIONS = ("case_id", "case_index")  # the reset options that name a fixed case
+
+
 class FixedCases:
     """A fixed, ordered list of cases.
 
@@ -160,10 +175,12 @@ class FixedCases:
     (``case_index``); otherwise one is drawn uniformly with the generator.
     """
 
-    def __init__(self, cases: Sequence[Any]) -> None:
+    def __init__(self, cases: Sequence[Any], origin: Mapping[str, str] | None = None) -> None:
         if not cases:
             raise ValueError("no cases given")
         self.cases = cases
+        # Where the cases come from, for a reset's info: {"split": NAME} or {"cases": PATH}.
+        self.origin = dict(origin or {})
         self._by_id = {case.case_id: index for index, case in enumerate(cases)}
 
     def __len__(self) -> int:
@@ -177,7 +194,16 @@ class FixedCases:
         """The case the options name (``case_id`` or ``case_index``), or ``None`` when they
         name none (:meth:`pick` draws one then): a case named needs no generator, so an
         environment seeded at reset need not make one (seeding one costs more than the rest
-        of a built reset)."""
+        of a built reset). Any other option, or both names at once, is refused: fixed cases
+        have no knobs to turn, and an option silently dropped would read as applied."""
+        unknown = set(options) - set(FIXED_CASE_OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"unknown reset options for fixed cases: {', '.join(sorted(map(repr, unknown)))}"
+                f" (fixed cases take {' or '.join(FIXED_CASE_OPTIONS)})"
+            )
+        if len(options) > 1:
+            raise ValueError("give case_id or case_index, not both")
         if "case_id" in options:
             index = self._by_id.get(options["case_id"])
             if index is None:
@@ -226,10 +252,10 @@ def resolve_cases(
     if hasattr(cases, "pick"):
         return cases  # type: ignore[return-value]
     if isinstance(cases, str) and cases in splits:
-        return FixedCases(splits[cases]())
+        return FixedCases(splits[cases](), {"split": cases})
     if isinstance(cases, (str, os.PathLike)):
         try:
-            return FixedCases(load(cases))
+            return FixedCases(load(cases), {"cases": os.fspath(cases)})
         except FileNotFoundError:  # a mistyped split name reads better than "no such file"
             raise ValueError(
                 f"{os.fspath(cases)!r} is neither a split ({', '.join(splits)}) nor an existing case file"
@@ -291,6 +317,7 @@ class DeskCases(Generic[T]):
 
 
 __all__ = [
+    "FIXED_CASE_OPTIONS",
     "SEED_LIMIT",
     "CaseSource",
     "DeskCases",

@@ -12,7 +12,10 @@ from collections.abc import Iterable
 from typing import Any
 
 # First: without the analyst extra, one line naming it rather than an error from polars.
-from batchgate_gym.desks.analyst import dependencies  # noqa: F401
+from batchgate_gym.desks.analyst import (
+    TURNS,
+    dependencies,  # noqa: F401
+)
 from batchgate_gym.desks.analyst.cases import AnalystCase
 from batchgate_gym.desks.analyst.prompt import task_text
 from batchgate_gym.desks.analyst.replay import score_live
@@ -24,7 +27,7 @@ from batchgate_gym.kernel.episode import EpisodeLimits
 
 from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
-ANALYST_LIMITS = EpisodeLimits(max_turns=16)
+ANALYST_LIMITS = EpisodeLimits(max_turns=TURNS)
 
 
 def analyst_case_info(case: AnalystCase) -> dict[str, Any]:
@@ -73,7 +76,8 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
     + 0.25 evidence_reproduces + 0.20 abstention_correct``, recomputed from the log
     and a re-run of the cited queries (:mod:`batchgate_gym.desks.analyst.grader`).
 
-    **Info** ``turn`` and ``calls`` every step; the last adds ``case_id``,
+    **Info** ``turn`` and ``calls`` every step; reset's adds ``case_id``, ``family`` and
+    ``split`` (``cases``: the file; ``seed``: the case seed of a procedural case); the last adds ``case_id``,
     ``family`` (the template), ``level``, ``store``, ``score`` (reward, terms and
     the metrics ``fully_supported``, ``wrong_answers``, ``infra_errors``),
     ``log_intact``, ``log_entries`` and ``log_head``.
@@ -85,7 +89,7 @@ class AnalystDeskEnv(TextDeskEnv[AnalystWorld, AnalystCase]):
     dicts or cases, or a source; ``split`` names a split too (``split="eval"`` is
     ``cases="eval"``; give one of the two). ``max_turns`` (16),
     ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536) (each ``None`` for its default), ``log_key``,
-    ``render_mode`` (``"ansi"``). Bounds are checked before anything is built.
+    ``render_mode`` (``"ansi"``, ``"human"``). Bounds are checked before anything is built.
     """
 
     def __init__(

@@ -92,8 +92,9 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
     without a report, with reward 0 (no report, no credit).
 
     **Info** a fresh dict each call: ``turn`` and ``calls`` (calls run this step).
-    Nothing about the truth or the case family appears before the end; the last
-    step adds ``case_id``, ``family``, ``score`` (reward, the four terms,
+    Reset's adds the case's ``case_id`` and ``family`` and where it came from:
+    ``split`` (``cases``: the file) or ``seed``, the case seed of a procedural case.
+    Nothing about the truth appears before the end; the last step adds ``case_id``, ``family``, ``score`` (reward, the four terms,
     ``bad_batches_loaded``, ``revenue_error_usd``), ``log_intact``,
     ``log_entries`` and ``log_head`` (the log's last hash, to pin it on replay).
 
@@ -107,7 +108,7 @@ class BatchGateEnv(TextDeskEnv[GateWorld, Case]):
     ``max_calls_per_step`` (32), ``max_observation_chars`` (65,536) (each ``None`` for its default), ``sql_budget``,
     ``log_key`` (bytes: the log is chained with HMAC-SHA256 under this key, so that
     only its holder can produce a log that replays) and ``render_mode`` (``"ansi"``:
-    :meth:`render` returns the transcript).
+    :meth:`render` returns the transcript; ``"human"``: it is printed as it grows).
 
     **Bounds** checked before anything is built (a ``ValueError`` names the
     argument and its bound): ``rows_per_batch`` an int or a ``(low, high)`` pair of

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from batchgate_gym.desks.refund import TURNS_PER_TICKET
 from batchgate_gym.desks.refund.cases import RefundCase
 from batchgate_gym.desks.refund.generator.build import MAX_TICKETS
 from batchgate_gym.desks.refund.prompt import task_text
@@ -27,7 +28,6 @@ from batchgate_gym.kernel.plain import check_int
 from ..text_env import DeskAdapter, TextDeskEnv, checked_settings
 
 RULES = ("default", "original")
-TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue
 REFUND_LIMITS = EpisodeLimits(max_turns=TURNS_PER_TICKET)  # one ticket's; a queue's is set per queue
 
 
@@ -129,6 +129,8 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     a reply; the log is graded as it stands, so truncation still pays the score.
 
     **Info** a fresh dict each call: ``turn`` and ``calls`` (calls run this step).
+    Reset's adds the case's ``case_id`` and ``family`` and where it came from:
+    ``split`` (``cases``: the file) or ``seed``, the case seed of a procedural case.
     Nothing about the case's expectations appears before the end; the last step
     adds ``case_id``, ``family``, ``score`` (``reward``, the five terms and the
     metrics ``duplicate_effects``, ``unauthorized_cents``, ``false_blocks`` and
@@ -175,7 +177,7 @@ class RefundDeskEnv(TextDeskEnv[RefundWorld, RefundCase]):
     ``max_turns`` (12 per ticket of the longest queue among the cases), ``max_calls_per_step`` (32), ``max_observation_chars``
     (65,536) (each ``None`` for its default); ``log_key`` (bytes: the log is chained with HMAC-SHA256 under it, so
     only its holder can produce a log that verifies) and ``render_mode``
-    (``"ansi"``: :meth:`render` returns the transcript).
+    (``"ansi"``: :meth:`render` returns the transcript; ``"human"``: it is printed as it grows).
 
     **Bounds** checked before anything is built (a ``ValueError`` names the
     argument): ``rules`` one of ``"default"``, ``"original"``; ``hints`` a bool;

@@ -64,7 +64,14 @@ def test_reset_observation_is_the_whole_task(env):
         assert tool in observation
     assert "September close" in observation  # the case's own prompt
     assert '{"name": "load_batch", "arguments": {"batch_id": "B-1"}}' in observation
-    assert info == {"turn": 0, "calls": 0}
+    # The case's name and where it came from; its truth (the defective batches) waits for the end.
+    assert info == {
+        "turn": 0,
+        "calls": 0,
+        "case_id": "eval-clean-control-0",
+        "family": "clean-control",
+        "cases": str(FIXTURE_CASES),
+    }
 
 
 def test_info_reveals_nothing_before_the_end(env):
@@ -134,7 +141,7 @@ def test_render_ansi_returns_the_transcript():
     assert text.startswith("You gate tonight's warehouse load.") and "ACTION:\nlist_batches()" in text
     assert BatchGateEnv(FIXTURE_CASES).render() is None
     with pytest.raises(ValueError):
-        BatchGateEnv(FIXTURE_CASES, render_mode="human")
+        BatchGateEnv(FIXTURE_CASES, render_mode="rgb_array")
 
 
 def test_observations_stay_in_the_space_and_are_cut_with_a_marker():

@@ -53,3 +53,26 @@ def test_registration_is_idempotent_and_shared_with_the_envs_package() -> None:
         assert gymnasium.registry[env_id] is specs[env_id]
         assert gymnasium.registry[env_id].entry_point == entry_point
     assert batchgate_gym.registration.ENV_ID == ENV_ID
+
+
+DEFAULT_STEPS = {
+    "batchgate_gym/BadBatchGate-v0": 30,
+    "batchgate_gym/BadBatchGateMacro-v0": 29,  # the opening calls take the first turn
+    "batchgate_gym/RefundDesk-v0": 12,
+    "batchgate_gym/RefundDeskMacro-v0": 11,
+    "batchgate_gym/AnalystDesk-v0": 16,
+}
+
+
+def test_every_id_names_its_step_budget_and_time_limit_ends_where_the_env_does() -> None:
+    assert {env_id: gymnasium.spec(env_id).max_episode_steps for env_id in ENTRY_POINTS} == DEFAULT_STEPS
+    env = gymnasium.make("batchgate_gym/RefundDesk-v0")
+    try:
+        assert env.spec.max_episode_steps == env.unwrapped.limits.max_turns == 12
+        env.reset(seed=0)
+        for _ in range(12):
+            _, _, terminated, truncated, info = env.step("nonsense(")
+        # The env's own truncation and TimeLimit's fall on the same step: the score is there.
+        assert truncated and not terminated and "score" in info
+    finally:
+        env.close()

@@ -54,13 +54,13 @@ def test_render_shows_every_step_and_the_score(name):
     env.close()
 
 
-@pytest.mark.filterwarnings("ignore:.*render_mode='human'")
+@pytest.mark.filterwarnings("ignore:.*render_mode='rgb_array'")
 def test_render_is_none_without_ansi_and_other_modes_are_refused():
     env = gymnasium.make("batchgate_gym/RefundDesk-v0")
     env.reset(seed=0)
     assert env.render() is None
     with pytest.raises(ValueError, match="render_mode"):
-        gymnasium.make("batchgate_gym/AnalystDesk-v0", render_mode="human")
+        gymnasium.make("batchgate_gym/AnalystDesk-v0", render_mode="rgb_array")
 
 
 @pytest.mark.parametrize("env_id", ["batchgate_gym/BadBatchGateMacro-v0", "batchgate_gym/RefundDeskMacro-v0"])
@@ -89,3 +89,19 @@ def test_team_render_names_the_agent_and_ends_once():
     workers.reset(seed=1)
     workers.step({agent: "wait()" for agent in workers.agents})
     assert "\n\n--- refund_1 turn 1 of " in workers.render()
+
+
+@pytest.mark.parametrize("env_id", ["batchgate_gym/BadBatchGate-v0", "batchgate_gym/RefundDeskMacro-v0"])
+def test_human_mode_prints_the_transcript_as_the_episode_goes(env_id, capsys):
+    env = gymnasium.make(env_id, render_mode="human")
+    try:
+        _, info = env.reset(seed=3)
+        opened = capsys.readouterr().out
+        action = int(info["action_mask"].nonzero()[0][0]) if "action_mask" in info else "list_batches()"
+        env.step(action)
+        stepped = capsys.readouterr().out
+        assert env.render() is None
+    finally:
+        env.close()
+    assert opened.startswith(("You gate tonight's warehouse load.", "You work the refund desk"))
+    assert "ACTION:\n" in opened + stepped and stepped.startswith("--- turn")

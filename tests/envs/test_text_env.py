@@ -95,7 +95,8 @@ def counter_env(render_mode: str | None = None, **limits: Any) -> TextDeskEnv:
 def test_a_second_desk_plays_a_whole_episode_through_the_text_env():
     env = counter_env()
     observation, info = env.reset(options={"name": "five"})
-    assert observation.startswith("Bring the counter to 5 in 30 turns.") and info == {"turn": 0, "calls": 0}
+    assert observation.startswith("Bring the counter to 5 in 30 turns.")
+    assert info == {"turn": 0, "calls": 0, "case_id": "five"}  # the case's id; no family, no origin
     observation, reward, terminated, truncated, info = env.step("add(2); add(3)")
     assert observation.startswith("turn 1 of 30\n> add(n=2)\n") and '{"total":5}' in observation
     assert (reward, terminated, truncated, info) == (0.0, False, False, {"turn": 1, "calls": 2})
@@ -138,7 +139,7 @@ def test_the_text_env_owns_spaces_seeding_cutting_truncation_and_the_transcript(
     assert info["score"] == {"reward": 0.0, "hit": False} and info["log_intact"]
     assert env.render().count("ACTION:\n") == 2
     with pytest.raises(ValueError, match="render_mode"):
-        counter_env(render_mode="human")
+        counter_env(render_mode="rgb_array")
 
 
 def test_the_batch_gate_is_the_text_env_with_the_gate_adapter():

@@ -26,3 +26,5 @@ EXTRA = "analyst"
 
 ENV_ID = "batchgate_gym/AnalystDesk-v0"
 GYMNASIUM_IDS = {ENV_ID: "batchgate_gym.envs.analyst.text:AnalystDeskEnv"}
+TURNS = 16  # an analyst question's turn budget
+MAX_EPISODE_STEPS = {ENV_ID: TURNS}  # for Gymnasium's spec and TimeLimit, with the default arguments

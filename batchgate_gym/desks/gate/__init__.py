@@ -27,9 +27,16 @@ check that every planted defect breaks exactly the rules its truth records).
 
 # The Gymnasium ids this desk's environments go by, and their entry points, named
 # by string so that registering them loads no environment code.
+from batchgate_gym.kernel.episode import EpisodeLimits
+
+TURNS = EpisodeLimits().max_turns  # the gate's turn budget: the kernel's default
 ENV_ID = "batchgate_gym/BadBatchGate-v0"
 MACRO_ENV_ID = "batchgate_gym/BadBatchGateMacro-v0"
 GYMNASIUM_IDS = {
     ENV_ID: "batchgate_gym.envs.gate.text:BatchGateEnv",
     MACRO_ENV_ID: "batchgate_gym.envs.gate.macro:GateMacroEnv",
 }
+# Steps an episode of each id may take with the default arguments, for Gymnasium's spec and
+# TimeLimit: the turn budget (a macro episode's opening calls take its first turn). An
+# environment made with other limits reports its own (``TextDeskEnv.spec``).
+MAX_EPISODE_STEPS = {ENV_ID: TURNS, MACRO_ENV_ID: TURNS - 1}

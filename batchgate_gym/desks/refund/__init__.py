@@ -24,3 +24,8 @@ GYMNASIUM_IDS = {
     ENV_ID: "batchgate_gym.envs.refund.text:RefundDeskEnv",
     MACRO_ENV_ID: "batchgate_gym.envs.refund.macro:RefundMacroEnv",
 }
+TURNS_PER_TICKET = 12  # the default turn limit is this many per ticket of the queue
+# Steps an episode may take with the default arguments (one ticket), for Gymnasium's spec
+# and TimeLimit; a macro episode's opening calls take its first turn. A queue of tickets
+# (or other limits) reports its own budget (``TextDeskEnv.spec``).
+MAX_EPISODE_STEPS = {ENV_ID: TURNS_PER_TICKET, MACRO_ENV_ID: TURNS_PER_TICKET - 1}

@@ -259,7 +259,14 @@ def test_any_reset_options_either_fail_before_building_or_reset_within_the_space
             assert built.call_count == 0, "a case was built before the options were refused"
             return
     assert built.call_count == 1
-    assert env.observation_space.contains(observation) and info == {"turn": 0, "calls": 0}
+    assert env.observation_space.contains(observation)
+    assert info == {
+        "turn": 0,
+        "calls": 0,
+        "case_id": env.world.case.case_id,
+        "family": env.world.case.family,
+        "seed": env.world.case.seed,
+    }
     case = env.world.case
     assert len(case.batches) == options.get("batches", 2)
     if options.get("family") is not None:

@@ -75,7 +75,7 @@ def test_same_seed_same_case_same_transcript_and_log():
     assert len(drawn) > 10  # seeds draw different cases
 
 
-def test_reset_observation_is_the_task_and_info_reveals_nothing(env):
+def test_reset_observation_is_the_task_and_info_names_only_the_case(env):
     observation, info = env.reset(options={"case_id": "cur-timeout-01"})
     assert env.observation_space.contains(observation)
     assert observation.rstrip().endswith(
@@ -84,7 +84,13 @@ def test_reset_observation_is_the_task_and_info_reveals_nothing(env):
     for tool in ("lookup_order(", "refund_history(", "issue_refund(", "escalate(", "reply("):
         assert tool in observation
     assert "5000" in observation
-    assert info == {"turn": 0, "calls": 0}
+    assert info == {
+        "turn": 0,
+        "calls": 0,
+        "case_id": "cur-timeout-01",
+        "family": "timeout-then-retry",
+        "cases": str(CASES),
+    }
     observation, reward, terminated, truncated, info = env.step('lookup_order("ORD-1041")')
     assert (reward, terminated, truncated) == (0.0, False, False)
     assert info == {"turn": 1, "calls": 1}
@@ -208,7 +214,7 @@ def test_hostile_actions_become_error_observations_never_exceptions(rules):
         ("max_observation_chars", 255),
         ("log_key", b""),
         ("log_key", "secret"),
-        ("render_mode", "human"),
+        ("render_mode", "rgb_array"),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_them(argument, value):
