@@ -8,26 +8,33 @@ yet simply does not appear. Every subcommand takes ``--desk NAME`` (a desk of
 makes it stop with a message and exit status 1, and so does a desk whose
 libraries come with an extra that is not installed (the message names it).
 Building the parser builds no desk, so ``batchgate --help`` and every gate and
-refund command run on the base install. ``view``, whose rows name their desk, sets
+refund command run on the base install. A mistake on the command line (a missing
+file, an unknown name) stops a command with one line and exit status 2; a failure
+while it works (a policy that raises, a server that is down) with one line and exit
+status 1; never with a traceback (``BATCHGATE_TRACEBACK=1`` shows one). ``view``, whose rows name their desk, sets
 ``TAKES_DESK = False`` and has no ``--desk``. The desks' environment options
 (``--rules``, ``--recovery``) belong to the commands that play a desk's own
 environment (a module setting ``TAKES_DESK_OPTIONS``); anywhere else argparse
-refuses them, rather than the command running without them.
+refuses them, rather than the command running without them. A command's ``--help``
+shows the options of the desk its ``--desk`` names (the gate's by default).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
+import os
 import sys
 from collections.abc import Sequence
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK, CaseSourceError
-from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_line
+from batchgate_gym.kernel.extras import DISTRIBUTION, MissingExtra, extra_providing, install_line
 
+from .evaluate import PolicyError
 from .helptext import TerminalHelp, description
-from .shared import add_desk_env_options, add_desk_option, desk_of
+from .shared import UsageError, add_desk_env_options, add_desk_option, desk_of
 
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
@@ -56,7 +63,30 @@ def desks_text() -> str:
     return "desks (--desk NAME, on every command):\n" + "\n".join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def version() -> str:
+    """The installed package's version (the source tree's own when it is not installed)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        import batchgate_gym
+
+        return batchgate_gym.__version__
+
+
+def desk_named(argv: Sequence[str]) -> str:
+    """The desk ``argv`` names with ``--desk``, for the options its help shows (the default
+    desk when it names none, or one argparse will refuse)."""
+    early = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    early.add_argument("--desk", default=DEFAULT_DESK)
+    try:
+        found, _ = early.parse_known_args(argv)
+    except argparse.ArgumentError:
+        return DEFAULT_DESK
+    return found.desk if found.desk in registry.names() else DEFAULT_DESK
+
+
+def build_parser(desk: str = DEFAULT_DESK) -> argparse.ArgumentParser:
+    """Every command's parser; ``desk`` is the desk whose options each ``--help`` shows."""
     parser = argparse.ArgumentParser(
         prog="batchgate",
         description="Play, compare and measure the desks of batchgate_gym: tool-using agents"
@@ -64,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=desks_text() + "\n\nbatchgate COMMAND --help describes a command and its options.",
         formatter_class=TerminalHelp,
     )
+    parser.add_argument("--version", action="version", version=f"batchgate {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():
         module_name = f"batchgate_gym.app.{name.replace('-', '_')}"
@@ -82,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         if getattr(module, "TAKES_DESK", True):  # view reads the desk from its rows
             add_desk_option(command)
         if getattr(module, "TAKES_DESK_OPTIONS", False):
-            add_desk_env_options(command)
+            add_desk_env_options(command, desk)
         module.add_arguments(command)
         command.set_defaults(handler=module.run, unused=getattr(module, "unused_options", None))
     return parser
@@ -121,20 +152,41 @@ def refuse_unused(args: argparse.Namespace, argv: Sequence[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(desk_named(argv)).parse_args(argv)
+    try:
+        return run_command(args, argv)
+    except UsageError as exc:  # exit status 2, as argparse's refusals: the line is said here
+        print(exc, file=sys.stderr)
+        raise
+
+
+def run_command(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """The command's handler, every error it lets out said in one line (see the module's text)."""
+    command = f"batchgate {args.command}"
     try:
         refuse_unused(args, argv)
         return int(args.handler(args) or 0)
+    except (SystemExit, KeyboardInterrupt):
+        raise
     except CaseSourceError as exc:  # a mistyped split or a bad case file: the reason, not a traceback
-        raise SystemExit(f"batchgate {args.command}: {exc}") from None
+        raise UsageError(f"{command}: {exc}") from None
     except MissingExtra as exc:  # a desk whose extra is not installed: the line that installs it
-        raise SystemExit(f"batchgate {args.command}: {exc}") from None
-    except ModuleNotFoundError as exc:  # a library of an extra (the llm extra's aiohttp, ...)
+        raise SystemExit(f"{command}: {exc}") from None
+    except ModuleNotFoundError as exc:  # a library of an extra (the api extra's aiohttp, ...)
         extra = extra_providing(exc.name)
-        if extra is None:
+        hint = install_line(extra) if extra is not None else f"pip install {exc.name}"
+        raise SystemExit(f"{command} needs {exc.name}, which is not installed: {hint}") from None
+    except PolicyError as exc:  # a user's policy raised: which policy, which case, what it raised
+        raise SystemExit(f"{command}: {exc}") from None
+    except OSError as exc:
+        if exc.filename is None:  # the network, the machine: a failure
+            raise SystemExit(f"{command}: {exc.strerror or exc}") from None
+        raise UsageError(f"{command}: {exc.filename}: {exc.strerror or exc}") from None
+    except Exception as exc:
+        if os.environ.get("BATCHGATE_TRACEBACK") == "1":
             raise
         raise SystemExit(
-            f"batchgate {args.command} needs {exc.name}, not in the base install: {install_line(extra)}"
+            f"{command} failed: {type(exc).__name__}: {exc} (BATCHGATE_TRACEBACK=1 shows where)"
         ) from None
 
 

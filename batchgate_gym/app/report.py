@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +28,16 @@ from batchgate_gym.tables import legend, markdown_table
 
 from .evaluate import EvaluationResult
 from .progress import add_quiet_option
-from .shared import add_case_source, desk_of, dumps, env_kwargs, int_in, report_json, run_policies
+from .shared import (
+    UsageError,
+    add_case_source,
+    desk_of,
+    dumps,
+    env_kwargs,
+    int_in,
+    report_json,
+    run_policies,
+)
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own
 
@@ -85,23 +95,41 @@ def resolve_policies(
     chosen: dict[str, Any] = {}
     for name in filter(None, (n.strip() for n in names.split(","))):
         if name not in known:
-            raise SystemExit(f"unknown policy {name!r}; known: {', '.join(known)}")
+            raise UsageError(f"batchgate report: unknown policy {name!r}; known: {', '.join(known)}")
         chosen[name] = known[name]
     for item in extra:
-        module, _, attr = item.partition(":")
-        if not attr:
-            raise SystemExit(f"--policy wants MODULE:ATTR, got {item!r}")
-        try:
-            obj = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise SystemExit(f"--policy {item}: {exc}") from None
-        if not callable(obj) and not isinstance(obj, Policy):
-            raise SystemExit(
-                f"--policy {item}: not a policy (it needs reset(observation, info) and act(observation),"
-                " or must be callable)"
+        obj = user_policy(item)
+        name = getattr(obj, "name", item.partition(":")[2])
+        if name in chosen:  # two columns of one name: the report would show only the last
+            raise UsageError(
+                f"batchgate report: --policy {item} is named {name!r}, as another policy of this report"
+                " is; give it another name (its name attribute), or leave the other out (--policies)"
             )
-        chosen[getattr(obj, "name", attr)] = obj
+        chosen[name] = obj
     return chosen
+
+
+def user_policy(item: str) -> Any:
+    """``--policy MODULE:ATTR``: the object, imported as ``python -c`` would find it (the
+    current directory on the path, after the installed packages)."""
+    module, _, attr = item.partition(":")
+    if not module or not attr:
+        raise UsageError(f"batchgate report: --policy wants MODULE:ATTR, got {item!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as exc:
+        where = "the current directory or the installed packages"
+        raise UsageError(f"batchgate report: --policy {item}: no module {exc.name!r} in {where}") from None
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"batchgate report: --policy {item}: {exc}") from None
+    if not callable(obj) and not isinstance(obj, Policy):
+        raise UsageError(
+            f"batchgate report: --policy {item}: not a policy (it needs reset(observation, info) and"
+            " act(observation), or must be callable)"
+        )
+    return obj
 
 
 def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = DEFAULT_DESK) -> dict[str, Any]:

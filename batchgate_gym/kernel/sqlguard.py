@@ -5,8 +5,9 @@ hold on three fronts at once:
 
 * nothing is written: a SQLite authorizer allows only SELECT, READ, FUNCTION and
   RECURSIVE while agent SQL runs (denying writes, DDL including temp objects,
-  PRAGMA, ATTACH and transactions) and always refuses the allocation and extension
-  functions; ``PRAGMA query_only`` backs it up for every statement that is not a
+  PRAGMA, ATTACH and transactions) and allows only the functions on SQLite's
+  allow-list (:data:`.engine_functions.SQLITE`: not the allocation, extension,
+  full-text or engine functions, ``fts3_tokenizer`` among them); ``PRAGMA query_only`` backs it up for every statement that is not a
   query by its grammar (one SQLite might never ask the authorizer about: VACUUM, for
   one), while a SELECT, VALUES or WITH statement, which cannot write without asking,
   runs without switching it (a switch expires every prepared statement);
@@ -79,6 +80,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .engine_functions import SQLITE, SQLITE_CLOCK_AND_CHANCE
 from .infra import Clocks, InfraFailure, ThreadClock
 from .sqlfuncs import BoundedFunctions, ClockFreeDates
 from .sqlshape import MAX_INLINED_TOKENS, too_large
@@ -86,10 +88,10 @@ from .sqlshape import MAX_INLINED_TOKENS, too_large
 _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
-_DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
-# What reads the clock or draws at random, refused under ``deterministic=True``. The
-# date functions read the clock only when given 'now' or nothing: ClockFreeDates.
-_NONDETERMINISTIC_FUNCTIONS = frozenset({"random", "current_timestamp", "current_date", "current_time"})
+# The functions an agent may call are SQLite's allow-list (engine_functions.SQLITE); of
+# those, what reads the clock or draws at random is refused under ``deterministic=True``.
+# The date functions read the clock only when given 'now' or nothing: ClockFreeDates.
+_NONDETERMINISTIC_FUNCTIONS = SQLITE_CLOCK_AND_CHANCE
 # First keywords of statements that change something: refused before SQLite compiles them.
 _WRITING_WORDS = frozenset(
     {
@@ -415,7 +417,7 @@ class SqlGuard:
             self._saw_select = True
         elif action == sqlite3.SQLITE_FUNCTION and arg2:
             name = arg2.lower()
-            if name in _DENIED_FUNCTIONS or (self._deterministic and name in _NONDETERMINISTIC_FUNCTIONS):
+            if not SQLITE.allows(name) or (self._deterministic and name in _NONDETERMINISTIC_FUNCTIONS):
                 return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
@@ -800,5 +802,7 @@ def _describe(exc: BaseException, stopped_by: str) -> str:
         return READING_ONLY
     if message.startswith("not authorized to use function: "):
         name = message.rpartition(": ")[2]
-        return f"function {name} is not available here (it allocates, loads code, reads the clock or draws at random)"
+        if SQLITE.allows(name):
+            return f"function {name} is not available here: it reads the clock or draws at random"
+        return f"function {name} is not available here: {SQLITE.reason(name)}"
     return f"{type(exc).__name__}: {message}"

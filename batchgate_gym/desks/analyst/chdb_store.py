@@ -20,11 +20,11 @@ error. Functions that read the clock, the server or chance (``now()``,
 Before a query runs, ClickHouse's own parse tree must show exactly one SELECT with
 no ``SETTINGS``, ``FORMAT`` or ``INTO OUTFILE`` (read-only mode does not stop
 ``INTO OUTFILE`` writing a file), and its analysed query tree must read only the
-case's tables, call no table function, and call only allowed functions: every
-aggregate and window function, and the ordinary functions of the engine's own
-categories that compute on values (arithmetic, strings, dates, arrays, JSON, ...;
-:data:`VALUE_CATEGORIES`) plus a few value functions the engine files under
-"Other" (:data:`VALUE_OTHERS`). Anything else is refused by default: functions
+case's tables, call no table function, and call only functions on chDB's
+allow-list (:data:`.function_lists.CHDB`): the aggregates and window functions
+(read without their combinators: ``sumIf`` is ``sum``), and the ordinary functions
+that compute on values (arithmetic, strings, dates, arrays, JSON, ...). Anything
+else is refused, a function the list has never heard of included: functions
 that read files (``file`` reads any path even in read-only mode), reach a
 network or an AI provider, read dictionaries or other tables (``joinGet``,
 ``hasColumnInTable``), or tell the host, the server's settings, paths or
@@ -48,6 +48,7 @@ from typing import Any
 from batchgate_gym.kernel.infra import InfraFailure
 
 from .canonical import dataset_dir, table_names
+from .function_lists import CHDB, chdb_aggregate
 from .market import DataSpec
 from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, first_line, query_text, shaped_result
 
@@ -55,39 +56,8 @@ EXTRA = "analyst-chdb"
 CHDB_SECONDS = 60.0  # wall clock: a safety net only (an infrastructure error when it fires)
 CHDB_MEMORY_BYTES = 128 * 1024 * 1024
 CHDB_ROWS_READ = 20_000_000  # rows read from tables, and rows held by one join, sort, grouping or set
-# Value functions that read the clock, the server's time zone or chance: refused, so that
-# a result depends on the data alone.
-CLOCK_AND_CHANCE = frozenset(
-    {
-        "now", "now64", "nowInBlock", "nowInBlock64", "today", "yesterday", "timezone",
-        "serverTimezone", "timezoneOffset", "generateUUIDv4", "generateUUIDv7",
-        "generateSnowflakeID", "randomHadamardTransform",
-    }
-)  # fmt: skip
-# The engine's function categories whose ordinary functions only compute on their arguments.
-VALUE_CATEGORIES = frozenset(
-    {
-        "Arithmetic", "Arrays", "Bit", "Bitmap", "Comparison", "Conditional", "Dates and Times",
-        "Distance", "Encoding", "Financial", "Geo", "Geo Polygon", "Hash", "IP Address", "Internal",
-        "JSON", "Logical", "Map", "Mathematical", "Null", "NumericIndexedVector", "QBit",
-        "Rounding", "String", "String Replacement", "String Search",
-        "String Splitting", "Time Series", "Time Window", "Tuple", "Type Conversion", "URL", "UUID",
-    }
-)  # fmt: skip
-# Value functions the engine files under "Other" (the rest of "Other" tells about the host or server).
-VALUE_OTHERS = frozenset(
-    {
-        "byteSize", "countDigits", "defaultValueOfArgumentType", "defaultValueOfTypeName",
-        "finalizeAggregation", "formatReadableDecimalSize", "formatReadableQuantity", "formatReadableSize",
-        "formatReadableTimeDelta", "getSizeOfEnumType", "getSubcolumn", "identity", "ignore", "indexHint",
-        "initializeAggregation", "isConstant", "isDecimalOverflow", "materialize", "neighbor",
-        "parseISO8601Duration", "parseReadableSize", "parseReadableSizeOrNull", "parseReadableSizeOrZero",
-        "parseTimeDelta", "runningAccumulate", "runningDifference", "runningDifferenceStartingWithFirstValue",
-        "throwIf", "toColumnTypeName", "toTypeName", "transform", "variantElement", "variantType",
-        "visibleWidth",
-    }
-)  # fmt: skip
-_ALLOWED: list[frozenset[str]] = []  # the ordinary functions allowed, read from the engine once
+# The aggregate function combinators (``If``, ``State`` ...), read from the engine once.
+_COMBINATORS: list[frozenset[str]] = []
 LOADED_DATASETS = 8  # datasets kept loaded in the process; the least recently opened is dropped
 _LOADED: OrderedDict[str, None] = OrderedDict()
 _LOAD_LOCK = threading.Lock()
@@ -110,27 +80,14 @@ def chdb_module() -> Any:
     return chdb
 
 
-def allowed_functions(con: Any) -> frozenset[str]:
-    """The ordinary functions a query may call, from the engine's own catalogue (read once)."""
-    if not _ALLOWED:
+def combinators(con: Any) -> frozenset[str]:
+    """The engine's aggregate function combinators (read once): ``sumIf`` is ``sum`` with ``If``."""
+    if not _COMBINATORS:
         body = json.loads(
-            con.query(
-                "SELECT name, categories FROM system.functions WHERE alias_to = '' AND is_aggregate = 0",
-                "JSONCompact",
-            ).bytes()
+            con.query("SELECT name FROM system.aggregate_function_combinators", "JSONCompact").bytes()
         )
-        _ALLOWED.append(
-            frozenset(
-                name
-                for name, categories in body["data"]
-                if name not in CLOCK_AND_CHANCE
-                and (
-                    name in VALUE_OTHERS
-                    or (categories and {c.strip() for c in categories.split(",")} <= VALUE_CATEGORIES)
-                )
-            )
-        )
-    return _ALLOWED[0]
+        _COMBINATORS.append(frozenset(str(row[0]) for row in body["data"]))
+    return _COMBINATORS[0]
 
 
 def database_name(spec: DataSpec) -> str:
@@ -205,7 +162,7 @@ class ChdbStore:
         try:
             self.db = _load(self._chdb, spec)
             with _LOAD_LOCK:
-                self._allowed = allowed_functions(_LOADER[0])
+                self._combinators = combinators(_LOADER[0])
             self._tables = tuple(sorted(table_names(spec)))
             self.con = self._connect()
         except StoreFailure:
@@ -289,18 +246,20 @@ class ChdbStore:
             if function:
                 raise StoreRefused(f"table function {function.group(1)} is not available")
             called = _FUNCTION.search(line)
-            if called and called.group(2) == "ordinary" and called.group(1) not in self._allowed:
-                if called.group(1) in CLOCK_AND_CHANCE or called.group(1).startswith(("rand", "fuzz")):
-                    raise StoreRefused(
-                        f"function {called.group(1)} is not available: a result here may depend on "
-                        "the data alone, not on the clock, the server or chance"
-                    )
-                raise StoreRefused(f"function {called.group(1)} is not available")
+            if called:
+                self._check_function(*called.groups())
             table = _TABLE.match(line)
             if table:
                 read.add(self._own_table(table.group(1)))
         read.discard("")
         return tuple(sorted(read))
+
+    def _check_function(self, name: str, kind: str) -> None:
+        """Refuse a function off chDB's allow-list (an aggregate is read without its combinators)."""
+        listed = chdb_aggregate(name, self._combinators) if kind in ("aggregate", "window") else name
+        if CHDB.allows(listed):
+            return
+        raise StoreRefused(f"function {name} is not available: {CHDB.reason(listed)}")
 
     def _own_table(self, qualified: str) -> str:
         """The case's table behind ``db.table``; ``""`` for the constant row; refused otherwise."""

@@ -33,7 +33,9 @@ directory stays readable), extension installing and loading off, and the
 configuration locked; a query must parse as exactly one SELECT, and a watchdog
 interrupts it past its thread's CPU budget. The built-ins whose output size an argument sets
 (``repeat``, ``lpad``, ``range`` ...: one call is one step no interrupt stops) are
-refused by name, from DuckDB's own parse tree. What a DuckDB query read is the store's tables it
+refused by name, from DuckDB's own parse tree, and so is every function off DuckDB's
+allow-list (:data:`.function_lists.DUCKDB`, one a new engine version brings included).
+What a DuckDB query read is the store's tables it
 names outside its own CTEs, and none when the plan scans nothing (``SELECT 42``).
 
 A query the agent got wrong raises :class:`StoreRefused`; a store that fails on
@@ -72,6 +74,7 @@ from batchgate_gym.kernel.sqlguard import (
 from batchgate_gym.kernel.sqlshape import MAX_INLINED_TOKENS, too_large
 
 from .canonical import csv_tables, dataset_dir, quiet, table_names, tables_of
+from .function_lists import DUCKDB
 from .market import DataSpec
 
 STORES = ("sqlite", "duckdb", "lake", "files")
@@ -496,6 +499,9 @@ class DuckStore:
                 f"table function {readers[0]} is not available: a query reads the store's tables "
                 f"(and may unnest values: {', '.join(sorted(TABLE_FUNCTIONS))})"
             )
+        unlisted = sorted(n for n in named.functions if not DUCKDB.allows(n))
+        if unlisted:
+            raise StoreRefused(f"function {unlisted[0]} is not available: {DUCKDB.reason(unlisted[0])}")
         paths = sorted(t for t in named.tables if PATH_CHARACTERS & set(t))
         if paths:
             raise StoreRefused(
