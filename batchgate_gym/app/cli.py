@@ -47,6 +47,8 @@ SUBCOMMANDS = {
     "view": "result files as one self-contained HTML page: models, cases, conversations",
     "serve-env": "a desk as a network environment (OpenEnv or MCP), one episode per session",
     "mcp": "one episode of a desk as an MCP server over stdio",
+    "keygen": "a new Ed25519 key pair for signing results",
+    "verify": "check results files and their run against a public key",
 }
 
 

@@ -66,6 +66,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="JSONL",
         help="compare models from run-model results files instead (every row re-graded from its log)",
     )
+    parser.add_argument(
+        "--trust",
+        metavar="KEY.pub",
+        help="with --results: refuse every row and run manifest not signed by this public key",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="with --results: report a run missing planned rollouts, each scored as a failure",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
     parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
@@ -77,9 +87,11 @@ _PLAYING_OPTIONS = ("cases", "split", "policies", "policy", "attackers", "plot",
 
 
 def unused_options(args: argparse.Namespace, desk: registry.DeskSpec) -> dict[str, str]:
-    """With ``--results``, every option about playing policies (the files hold the episodes)."""
+    """With ``--results``, every option about playing policies (the files hold the episodes);
+    without it, the options about results files."""
     if not args.results:
-        return {}
+        reason = "it checks results files: give --results FILE"
+        return {"trust": reason, "allow_incomplete": reason}
     reason = "--results compares the rollouts saved in its files and plays nothing"
     return {name: reason for name in (*_PLAYING_OPTIONS, *registry.all_options())}
 
@@ -145,7 +157,13 @@ def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = DEFA
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     if args.results:
-        return report_results(args.results, desk.name, as_json=args.json)
+        return report_results(
+            args.results,
+            desk.name,
+            as_json=args.json,
+            trust=args.trust,
+            allow_incomplete=args.allow_incomplete,
+        )
     if desk.cases.split_cases is None and desk.cases.load_cases is None:
         raise SystemExit(f"batchgate report: the {desk.name!r} desk has no fixed cases to compare on")
     if args.attackers and desk.policies.lineup is None:
@@ -179,14 +197,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_results(paths: Sequence[str], desk: str, *, as_json: bool = False) -> int:
-    """``--results``: one column per model of the files, each row re-graded by the desk's replay."""
+def report_results(
+    paths: Sequence[str],
+    desk: str,
+    *,
+    as_json: bool = False,
+    trust: str | None = None,
+    allow_incomplete: bool = False,
+) -> int:
+    """``--results``: one column per model of the files, each row re-graded by the desk's replay,
+    held to its run's manifest, and (``trust``) to its certificate."""
+    from batchgate_gym.kernel.certificate import CertificateError, TrustedKey
     from batchgate_gym.llm import results
 
+    notices: list[str] = []
     try:
-        loaded = results.load_results(paths, desk)
-    except results.ResultsError as exc:
-        raise SystemExit(f"batchgate report: {exc}") from exc
+        key = TrustedKey.load(trust) if trust is not None else None
+        loaded = results.load_results(
+            paths, desk, trust=key, incomplete="fail" if allow_incomplete else "refuse", notices=notices
+        )
+    except (results.ResultsError, CertificateError) as exc:
+        raise SystemExit(f"batchgate report: {exc}") from None
+    finally:
+        for notice in notices:
+            print(f"batchgate report: notice: {notice}", file=sys.stderr)
     if not loaded:
         raise SystemExit(f"batchgate report: no rows in {', '.join(paths)}")
     print(dumps(results.report_json(loaded, desk)) if as_json else results.report_text(loaded, desk))

@@ -17,7 +17,10 @@ service cuts short (context too long, an answer cut at ``--max-tokens``) is
 scored as unfinished and counted. A bad key, an unknown model or a wrong address
 stops the run with one line and exit status 2, before any row is written. A
 rerun with the same settings skips the rollouts already in ``--out``; other
-settings on the same ``--out`` are refused (see ``OUT.meta.json``). Exit status 0
+settings on the same ``--out`` are refused (see ``OUT.meta.json``, which also
+holds the run's manifest: what it was asked to play). ``--sign-key KEY`` signs the
+manifest and every row with an Ed25519 key made by ``batchgate keygen``, so that
+anyone with ``KEY.pub`` can check them (``batchgate verify``). Exit status 0
 needs at least one scored rollout; the last line sums the run up. ``batchgate
 report --results`` re-grades and compares the files. See
 :mod:`batchgate_gym.llm.runner`.
@@ -108,6 +111,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=int_in(1), default=None, help="play at most this many rollouts in this run"
     )
+    parser.add_argument(
+        "--sign-key",
+        metavar="KEY",
+        help="an Ed25519 private key (batchgate keygen) that signs the run's manifest and every row",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -144,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
             f"batchgate run-model: set the environment variable {args.api_key_env} "
             "(any value for a local server)"
         )
+    if args.sign_key is not None:
+        from batchgate_gym.kernel.certificate import CertificateError, Signer
+
+        try:
+            Signer.load(args.sign_key)  # a bad key stops the run before any request
+        except CertificateError as exc:
+            raise SystemExit(f"batchgate run-model: --sign-key: {exc}") from None
     config = _config(args, desk, key, RunConfig)
     bar = progress_bar(quiet=args.quiet)
     try:
@@ -211,6 +226,7 @@ def _config(args: argparse.Namespace, desk: Any, key: str, make: Callable[..., A
             headers=dict(header(text) for text in args.header or ()),
             system_prompt=system_prompt,
             stream=args.stream,
+            sign_key=Path(args.sign_key) if args.sign_key is not None else None,
         )
     except ValueError as exc:
         raise SystemExit(f"batchgate run-model: {exc}") from exc

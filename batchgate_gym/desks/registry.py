@@ -116,6 +116,7 @@ class Scoring:
     weights: Mapping[str, Fraction]
     term_notes: Mapping[str, str] = field(default_factory=dict)
     reward_span: str = "from 0 to 1"
+    lowest_reward: Fraction = Fraction(0)  # the least the desk pays: a missing rollout scored as a failure
     headline_terms: tuple[str, ...] | None = None
     exact_terms: tuple[tuple[str, str], ...] = ()
     metrics: tuple[Metric, ...] = ()

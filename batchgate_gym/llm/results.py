@@ -49,10 +49,13 @@ from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK, DeskSpec
+from batchgate_gym.kernel.certificate import CertificateError, TrustedKey
+from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.kernel.ledger import LogIntegrityError
 from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.tables import markdown_table, money
 
+from . import certified
 from .chat import DEFAULT_MODE
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -65,12 +68,18 @@ class ResultsError(ValueError):
     """A results file that cannot be read or a row that does not re-grade; names the file and line."""
 
 
-def read_rows(path: Path | str) -> list[tuple[int, dict[str, Any]]]:
-    """``(line number, row)`` for every complete line; a last line cut short is left out."""
+def read_rows(path: Path | str, notices: list[str] | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, row)`` for every complete line; a last line cut short is left out,
+    and named in ``notices`` when given."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
     complete = lines[:-1]  # after the last newline: "" or a line cut short
+    if lines[-1].strip() and notices is not None:
+        notices.append(
+            f"{path}:{len(lines)}: the last line is cut short (a run stopped while writing it?) and is"
+            " left out; the same run-model command plays that rollout again"
+        )
     rows = []
     for number, line in enumerate(complete, start=1):
         if not line.strip():
@@ -120,6 +129,8 @@ class Rollout:
     completion_tokens: int = 0
     latency_s: float | None = None  # wall clock: reported, never scored
     settings: str = ""  # how the row was played where it differs from the desk's defaults ("": it does not)
+    nonce: str | None = None  # its log's nonce: one episode, one row
+    source: str = ""  # the split or case file it was played on
 
     @property
     def perfect(self) -> bool:
@@ -132,6 +143,15 @@ class ModelResults:
     model: str
     rollouts: list[Rollout] = field(default_factory=list)
     settings: str = ""  # what its scored rows were played under, where not the desk's defaults
+    source: str = ""  # the split or case file its runs played
+    source_kind: str = ""  # "split" (shipped with the package) or "file"; "" without a manifest
+    source_digest: str = ""
+    source_cases: int | None = None  # how many cases the source holds
+    selection: str = ""  # how its runs picked their cases
+    planned: int | None = None  # rollouts its runs' manifests planned (None: no manifest)
+    missing: list[tuple[str, int]] = field(default_factory=list)  # planned (case, rollout) not in the files
+    certificate: str = "unsigned"  # or "verified: key ..." (report --trust)
+    run_note: str = ""  # what is wrong with the run's record, if anything
 
     @property
     def scored(self) -> list[Rollout]:
@@ -148,11 +168,27 @@ class _Cases:
     def __init__(self, desk: DeskSpec) -> None:
         self.desk = desk
         self._by_source: dict[str, dict[str, Any]] = {}
+        self._digests: dict[str, str] = {}
+
+    def _load(self, source: str) -> None:
+        if source not in self._by_source:
+            try:
+                cases = self.desk.fixed_cases(source or None)
+            except registry.CaseSourceError as exc:
+                raise ResultsError(
+                    f"the rows name the source {source!r}, which cannot be read: {exc}"
+                ) from None
+            self._by_source[source] = {case.case_id: case for case in cases}
+            self._digests[source] = certified.source_digest(cases)
 
     def get(self, source: str, case_id: str) -> Any:
-        if source not in self._by_source:
-            self._by_source[source] = {case.case_id: case for case in self.desk.fixed_cases(source or None)}
+        self._load(source)
         return self._by_source[source].get(case_id)
+
+    def digest(self, source: str) -> str:
+        """The source digest of the cases ``source`` names here (:func:`.certified.source_digest`)."""
+        self._load(source)
+        return self._digests[source]
 
 
 def regrade(row: Mapping[str, Any], desk: DeskSpec, cases: _Cases, where: str) -> dict[str, Any]:
@@ -219,51 +255,321 @@ def _differences(default: Mapping[str, Any], given: Mapping[str, Any]) -> list[s
     return found
 
 
-def load_results(paths: Iterable[Path | str], desk_name: str = DEFAULT_DESK) -> dict[str, ModelResults]:
-    """Every model's rollouts in ``paths``, each scored row re-graded (see the module docstring)."""
-    desk = registry.get(desk_name)
-    cases = _Cases(desk)
-    chosen: dict[str, dict[tuple[str, int], Rollout]] = {}
-    played_under: dict[str, tuple[str, str]] = {}  # model -> (settings, the first row that had them)
-    for path in paths:
-        path = Path(path)
+INCOMPLETE = ("keep", "fail", "refuse")
+"""What :func:`load_results` does with a run whose manifest plans rollouts its files lack:
+``keep`` reports the rows there are (and counts the missing), ``fail`` scores each missing
+rollout as a failure (the desk's lowest reward, every term 0), ``refuse`` raises
+:class:`ResultsError`, as does a file without a manifest."""
+
+INFRA_SHARE_FLAGGED = 0.05  # past this share of a model's rollouts, the table flags its infra errors
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One results file's run, as ``FILE.meta.json`` records it (no manifest: an older run)."""
+
+    path: Path
+    manifest: dict[str, Any] | None
+    meta: dict[str, Any]
+
+    @property
+    def digest(self) -> str | None:
+        return None if self.manifest is None else certified.manifest_digest(self.manifest)
+
+    @classmethod
+    def read(cls, path: Path) -> RunRecord:
+        meta_path = Path(f"{path}.meta.json")
+        if not meta_path.exists():
+            return cls(path, None, {})
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ResultsError(f"{meta_path}: not a run's meta file ({exc})") from None
+        manifest = meta.get("manifest") if isinstance(meta, dict) else None
+        if manifest is not None and not (
+            isinstance(manifest, dict)
+            and isinstance(manifest.get("case_ids"), list)
+            and isinstance(manifest.get("rollouts"), int)
+        ):
+            raise ResultsError(f"{meta_path}: the manifest is not a run-model manifest")
+        return cls(path, manifest, meta if isinstance(meta, dict) else {})
+
+
+@dataclass
+class _Seen:
+    """A (case, rollout) already read for a model: where, and whether only as an infra error."""
+
+    rollout: Rollout
+    path: Path
+    infra: bool
+
+
+class _Loader:
+    """Reads results files for one desk into models' rollouts (see :func:`load_results`)."""
+
+    def __init__(self, desk_name: str, trust: TrustedKey | None, notices: list[str] | None) -> None:
+        self.desk = registry.get(desk_name)
+        self.cases = _Cases(self.desk)
+        self.trust = trust
+        self.notices = notices if notices is not None else []
+        self.chosen: dict[str, dict[tuple[str, int], _Seen]] = {}
+        self.played_under: dict[str, tuple[str, str]] = {}  # model -> (settings, the first row that had them)
+        self.runs: dict[str, list[RunRecord]] = {}  # model -> its files' runs
+
+    def read_file(self, path: Path) -> None:
         if not path.exists():
             raise ResultsError(f"{path}: no such results file")
-        for number, row in read_rows(path):
-            where = f"{path}:{number}"
-            missing = [name for name in ("desk", "case_id", "rollout", "model") if name not in row]
-            if missing:
-                raise ResultsError(f"{where}: not a run-model row (no {', '.join(missing)})")
-            if row["desk"] != desk.name:
-                raise ResultsError(f"{where}: a row of desk {row['desk']!r}, not {desk.name!r}")
-            error = row.get("error")
-            if error is None:
-                rollout = Rollout(
-                    row["case_id"], "", int(row["rollout"]), regrade(row, desk, cases, where), None, where
+        run = RunRecord.read(path)
+        if self.trust is not None:
+            self._check_signed_manifest(run)
+        rows = read_rows(path, self.notices)
+        for number, row in rows:
+            self.read_row(row, f"{path}:{number}", run)
+        for model in {str(row.get("model")) for _, row in rows}:
+            self.runs.setdefault(model, []).append(run)
+
+    def _check_signed_manifest(self, run: RunRecord) -> None:
+        assert self.trust is not None
+        if run.manifest is None:
+            raise ResultsError(f"{run.path}.meta.json: no run manifest, so nothing of the run is signed")
+        try:
+            certified.check_manifest_certificate(run.meta, self.trust)
+        except CertificateError as exc:
+            raise ResultsError(f"{run.path}.meta.json: the manifest's certificate: {exc}") from None
+
+    def read_row(self, row: dict[str, Any], where: str, run: RunRecord) -> None:
+        missing = [name for name in ("desk", "case_id", "rollout", "model") if name not in row]
+        if missing:
+            raise ResultsError(f"{where}: not a run-model row (no {', '.join(missing)})")
+        if row["desk"] != self.desk.name:
+            raise ResultsError(f"{where}: a row of desk {row['desk']!r}, not {self.desk.name!r}")
+        self._check_provenance(row, where, run)
+        error = row.get("error")
+        if error is None:
+            rollout = self._scored(row, where)
+        elif isinstance(error, Mapping) and error.get("kind") == "infra":
+            rollout = self._infra(row, dict(error), where)
+        else:
+            raise ResultsError(f"{where}: 'error' is null or an infra error, not {error!r}")
+        rollout.case_index = int(row.get("case_index") or 0)
+        rollout.nonce = _log_nonce(row)
+        rollout.source = str(row.get("source") or "")
+        _read_extras(rollout, row)
+        self._keep(str(row["model"]), rollout, run.path)
+
+    def _check_provenance(self, row: Mapping[str, Any], where: str, run: RunRecord) -> None:
+        """The row belongs to its file's run, its case and source are the ones it names, and
+        (with a trusted key) its certificate signs exactly what it holds."""
+        manifest = run.manifest
+        if manifest is not None:
+            if row.get("run") != run.digest:
+                raise ResultsError(
+                    f"{where}: the row is not of this file's run (its 'run' is not the manifest's digest)"
                 )
-                rollout.family = rollout.episode["family"] if rollout.episode else ""
-                rollout.settings = settings_label(row, desk.name)
-                _check_one_setting(played_under, str(row["model"]), rollout.settings, where)
-            elif isinstance(error, Mapping) and error.get("kind") == "infra":
-                case = cases.get(str(row.get("source") or ""), str(row["case_id"]))
-                family = getattr(case, "family", "") if case is not None else ""
-                rollout = Rollout(row["case_id"], family, int(row["rollout"]), None, dict(error), where)
-            else:
-                raise ResultsError(f"{where}: 'error' is null or an infra error, not {error!r}")
-            rollout.case_index = int(row.get("case_index") or 0)
-            _read_extras(rollout, row)
-            runs = chosen.setdefault(str(row["model"]), {})
-            key = (rollout.case_id, rollout.rollout)
-            if key not in runs or rollout.episode is not None or runs[key].episode is None:
-                runs[key] = rollout
-    return {
-        model: ModelResults(
-            model,
-            sorted(runs.values(), key=lambda r: (r.case_index, r.case_id, r.rollout)),
-            played_under.get(model, ("", ""))[0],
+            if (
+                row["case_id"] not in set(manifest["case_ids"])
+                or not 0 <= int(row["rollout"]) < manifest["rollouts"]
+            ):
+                raise ResultsError(
+                    f"{where}: rollout {row['rollout']} of {row['case_id']!r} is not in the run's manifest"
+                    f" ({len(manifest['case_ids'])} cases, {manifest['rollouts']} rollouts each)"
+                )
+            for name in ("source", "source_digest"):
+                if row.get(name) != manifest.get(name):
+                    raise ResultsError(f"{where}: the row's {name} is not its run's")
+        self._check_source(row, where, manifest)
+        if self.trust is not None:
+            try:
+                certified.check_row_certificate(row, self.trust)
+            except CertificateError as exc:
+                raise ResultsError(f"{where}: {exc}") from None
+
+    def _check_source(self, row: Mapping[str, Any], where: str, manifest: Mapping[str, Any] | None) -> None:
+        source = str(row.get("source") or "")
+        claimed = row.get("source_digest", None if manifest is None else manifest.get("source_digest"))
+        if claimed is not None and claimed != self.cases.digest(source):
+            kind = "the split this install ships" if source in self.desk.cases.splits else "the case file"
+            raise ResultsError(
+                f"{where}: {source!r} is not the source the row was played on: its digest is not"
+                f" {kind}'s (an edited case file, or another version's split)"
+            )
+        case = self.cases.get(source, str(row["case_id"]))
+        if case is not None and row.get("case_digest", case.digest) != case.digest:
+            raise ResultsError(f"{where}: the case {row['case_id']!r} is not the one the row was played on")
+
+    def _scored(self, row: dict[str, Any], where: str) -> Rollout:
+        rollout = Rollout(
+            row["case_id"], "", int(row["rollout"]), regrade(row, self.desk, self.cases, where), None, where
         )
-        for model, runs in chosen.items()
-    }
+        rollout.family = rollout.episode["family"] if rollout.episode else ""
+        rollout.settings = settings_label(row, self.desk.name)
+        _check_one_setting(self.played_under, str(row["model"]), rollout.settings, where)
+        return rollout
+
+    def _infra(self, row: dict[str, Any], error: dict[str, Any], where: str) -> Rollout:
+        case = self.cases.get(str(row.get("source") or ""), str(row["case_id"]))
+        if case is None:
+            raise ResultsError(f"{where}: no case {row.get('case_id')!r} in {row.get('source')!r}")
+        check_infra_evidence(row, case, self.desk, where)
+        return Rollout(row["case_id"], getattr(case, "family", ""), int(row["rollout"]), None, error, where)
+
+    def _keep(self, model: str, rollout: Rollout, path: Path) -> None:
+        """One row per (case, rollout): an infra error may be followed, in its own file, by the
+        row of its retry (``run-model --retry-infra``); anything else twice is refused."""
+        runs = self.chosen.setdefault(model, {})
+        key = (rollout.case_id, rollout.rollout)
+        seen = runs.get(key)
+        if seen is not None and not (seen.infra and seen.path == path):
+            raise ResultsError(
+                f"{rollout.where}: rollout {rollout.rollout} of {rollout.case_id!r} of model {model!r} is"
+                f" there twice (also at {seen.rollout.where}); a rollout is counted once: report the files"
+                " of overlapping runs apart"
+            )
+        runs[key] = _Seen(rollout, path, rollout.episode is None)
+
+    def results(self, incomplete: str) -> dict[str, ModelResults]:
+        out = {}
+        for model, seen in self.chosen.items():
+            rollouts = [s.rollout for s in seen.values()]
+            _check_one_episode_per_row(rollouts)
+            found = ModelResults(model, rollouts, self.played_under.get(model, ("", ""))[0])
+            self._describe_run(found, self.runs.get(model, []), incomplete)
+            found.rollouts.sort(key=lambda r: (r.case_index, r.case_id, r.rollout))
+            out[model] = found
+        return out
+
+    def _describe_run(self, found: ModelResults, runs: Sequence[RunRecord], incomplete: str) -> None:
+        """What the model's runs planned, which planned rollouts are missing, its source and signature."""
+        manifests = [run.manifest for run in runs if run.manifest is not None]
+        unmanifested = [run.path for run in runs if run.manifest is None]
+        found.certificate = f"verified: key {self.trust.key[:16]}" if self.trust is not None else "unsigned"
+        if unmanifested:
+            found.run_note = "no run manifest: completeness unknown"
+            if incomplete == "refuse":
+                raise ResultsError(
+                    f"{unmanifested[0]}: no run manifest ({unmanifested[0]}.meta.json missing, or written"
+                    " before manifests), so whether the run is complete cannot be told; pass"
+                    " --allow-incomplete to report its rows as they are"
+                )
+        if not manifests:
+            first = found.rollouts[0] if found.rollouts else None
+            found.source = first.source if first else ""
+            return
+        _check_same_experiment(found.model, runs)
+        first_manifest = manifests[0]
+        found.source, found.source_kind = str(first_manifest["source"]), str(first_manifest["source_kind"])
+        found.source_digest = str(first_manifest["source_digest"])
+        found.selection = " + ".join(certified.selection_text(m["selection"]) for m in manifests)
+        found.source_cases = int(first_manifest["source_cases"])
+        planned = list(dict.fromkeys(pair for m in manifests for pair in certified.planned_pairs(m)))
+        found.planned = len(planned)
+        present = {(r.case_id, r.rollout) for r in found.rollouts}
+        found.missing = [pair for pair in planned if pair not in present]
+        if found.missing and incomplete == "refuse":
+            case_id, rollout = found.missing[0]
+            raise ResultsError(
+                f"model {found.model!r}: {len(found.missing)} of the {len(planned)} rollouts its run planned are"
+                f" missing (the first: rollout {rollout} of {case_id!r}); the mean of an incomplete run is not"
+                " printed: finish the run (the same run-model command resumes it), or pass --allow-incomplete"
+                " to score each missing rollout as a failure"
+            )
+        if found.missing and incomplete == "fail":
+            found.rollouts += [self._failure(found, case_id, r) for case_id, r in found.missing]
+
+    def _failure(self, found: ModelResults, case_id: str, rollout: int) -> Rollout:
+        """A missing rollout scored as a failure: the desk's lowest reward, every term and metric 0."""
+        case = self.cases.get(found.source, case_id)
+        family = getattr(case, "family", "")
+        scoring = self.desk.scoring
+        episode = {
+            "case_id": case_id,
+            "family": family,
+            "reward": float(scoring.lowest_reward),
+            "terms": {term: 0.0 for term in scoring.terms},
+            "metrics": {m.name: 0.0 if m.money else 0 for m in scoring.metrics},
+        }
+        index = next((r.case_index for r in found.rollouts if r.case_id == case_id), 0)
+        return Rollout(case_id, family, rollout, episode, None, "(missing)", index, ended="missing")
+
+
+def _log_nonce(row: Mapping[str, Any]) -> str | None:
+    log = row.get("log")
+    if isinstance(log, list) and log and isinstance(log[0], Mapping):
+        args = log[0].get("args")
+        nonce = args.get("nonce") if isinstance(args, Mapping) else None
+        return nonce if isinstance(nonce, str) else None
+    return None
+
+
+def _check_one_episode_per_row(rollouts: Sequence[Rollout]) -> None:
+    """Refuse two rows of one episode (the same log nonce): a row copied as another rollout."""
+    seen: dict[str, Rollout] = {}
+    for rollout in rollouts:
+        if rollout.nonce is None:
+            continue
+        other = seen.setdefault(rollout.nonce, rollout)
+        if other is not rollout:
+            raise ResultsError(
+                f"{rollout.where}: the same episode as {other.where} (its log's nonce is that row's):"
+                " a row copied as another rollout"
+            )
+
+
+def _check_same_experiment(model: str, runs: Sequence[RunRecord]) -> None:
+    """A model's files are runs of one experiment: same desk, source and settings."""
+    manifests = [(run.path, run.manifest) for run in runs if run.manifest is not None]
+    first_path, first = manifests[0]
+    for path, manifest in manifests[1:]:
+        for name in ("desk", "source", "source_digest", "settings_key"):
+            if manifest.get(name) != first.get(name):
+                raise ResultsError(
+                    f"{path}: model {model!r} was run with another {name} than in {first_path}: one"
+                    " model's figures are one experiment's; report the runs apart (or under other model names)"
+                )
+
+
+def check_infra_evidence(row: Mapping[str, Any], case: Any, desk: DeskSpec, where: str) -> None:
+    """An infra row keeps the log up to the failure, sealed as the machine's failure: it must
+    verify under its head on its case, and have no score."""
+    log, head = row.get("log"), row.get("head")
+    if not isinstance(log, list) or not isinstance(head, str):
+        raise ResultsError(
+            f"{where}: an infra error without its evidence (the log up to the failure and its head);"
+            " it cannot be told from a row whose score was removed"
+        )
+    try:
+        desk_module(desk.name, "replay").replay(case, log, head=head)
+    except InfraFailure:
+        return
+    except LogIntegrityError as exc:
+        raise ResultsError(
+            f"{where}: the infra error's log does not replay under its head (edited?): {exc}"
+        ) from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{where}: the infra error's log cannot be replayed: {exc!r}") from exc
+    raise ResultsError(f"{where}: an infra error whose log is not sealed as one (it ends with a score)")
+
+
+def load_results(
+    paths: Iterable[Path | str],
+    desk_name: str = DEFAULT_DESK,
+    *,
+    trust: TrustedKey | None = None,
+    incomplete: str = "keep",
+    notices: list[str] | None = None,
+) -> dict[str, ModelResults]:
+    """Every model's rollouts in ``paths``, each row checked and re-graded (see the module docstring).
+
+    ``trust``: refuse every row, and every run manifest, not signed by that key.
+    ``incomplete``: what to do with a run missing planned rollouts (:data:`INCOMPLETE`).
+    ``notices`` collects what is worth saying but not refusing (a last line cut short).
+    """
+    if incomplete not in INCOMPLETE:
+        raise ValueError(f"incomplete is one of {', '.join(INCOMPLETE)}, not {incomplete!r}")
+    loader = _Loader(desk_name, trust, notices)
+    for path in paths:
+        loader.read_file(Path(path))
+    return loader.results(incomplete)
 
 
 def _check_one_setting(
@@ -431,8 +737,27 @@ def summarize(
     out["reward_distribution"] = {
         label: sum(1 for e in scored if low <= e["reward"] < high) for low, high, label in REWARD_BINS
     }
+    out["run"] = run_fields(results)
     out["per_case"] = per_case
     return out
+
+
+def run_fields(results: ModelResults) -> dict[str, Any]:
+    """Where a model's rows come from and how complete and trusted they are (``run`` in the JSON)."""
+    rollouts = len(results.rollouts)
+    return {
+        "source": results.source,
+        "source_kind": results.source_kind or "unknown",
+        "source_digest": results.source_digest or None,
+        "source_cases": results.source_cases,
+        "selection": results.selection or None,
+        "planned_rollouts": results.planned,
+        "missing_rollouts": len(results.missing),
+        "missing_scored_as_failures": sum(1 for r in results.rollouts if r.ended == "missing"),
+        "certificate": results.certificate,
+        "infra_share": round(results.infra_errors / rollouts, 4) if rollouts else None,
+        "note": results.run_note or None,
+    }
 
 
 def _passes(compared: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -477,12 +802,12 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DE
     def interval(value: list[float] | None) -> str:
         return "n/a" if value is None else f"{value[0]:.4f} to {value[1]:.4f}"
 
-    rows = []
+    rows = _provenance_rows(summaries, names)
     if any(summaries[n]["settings"] != "defaults" for n in names):
         # A lenient rule set, a hint or another brief raises a score: the table says so.
         rows.append(["played under", *(summaries[n]["settings"] for n in names)])
     rows += [
-        ["mean reward (per case, over scored rollouts)", *(cell(summaries[n]["mean_reward"]) for n in names)],
+        ["mean reward (per case, over scored rollouts)", *(_mean_cell(summaries[n]) for n in names)],
         ["95% interval (bootstrap over cases)", *(interval(summaries[n]["ci95"]) for n in names)],
     ]
     rows += [[f"mean {term}", *(cell(summaries[n][f"mean_{term}"]) for n in names)] for term in headline]
@@ -532,6 +857,52 @@ def report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DE
     return "\n\n".join(f"### {title}\n\n{table}" for title, table in sections)
 
 
+def _provenance_rows(summaries: Mapping[str, Mapping[str, Any]], names: Sequence[str]) -> list[list[str]]:
+    """Where each model's rows come from, how much of its run is there, and who vouches for them."""
+    runs = [summaries[n]["run"] for n in names]
+    rows = [
+        ["source", *(_source_cell(run) for run in runs)],
+        ["cases played", *(_cases_cell(summaries[n]) for n in names)],
+        ["certificate", *(run["certificate"] for run in runs)],
+    ]
+    if any(run["missing_rollouts"] for run in runs):
+        rows.append(["missing rollouts", *(_missing_cell(run) for run in runs)])
+    return rows
+
+
+def _source_cell(run: Mapping[str, Any]) -> str:
+    digest = f", sha256 {run['source_digest'][:12]}" if run["source_digest"] else ""
+    if run["source_kind"] == "split":
+        return f"{run['source']} (shipped split{digest})"
+    if run["source_kind"] == "file":
+        return f"{run['source']} (**case file, not a shipped split**{digest})"
+    return f"{run['source']} (no run manifest)"
+
+
+def _cases_cell(summary: Mapping[str, Any]) -> str:
+    run = summary["run"]
+    if run["planned_rollouts"] is None:
+        return f"{summary['cases']} (no run manifest: completeness unknown)"
+    return f"{summary['cases']} of {run['source_cases']} ({run['selection']})"
+
+
+def _missing_cell(run: Mapping[str, Any]) -> str:
+    missing = run["missing_rollouts"]
+    if not missing:
+        return "0"
+    how = "scored as failures" if run["missing_scored_as_failures"] else "left out"
+    return f"{missing} of {run['planned_rollouts']} ({how})"
+
+
+def _mean_cell(summary: Mapping[str, Any]) -> str:
+    """The mean, flagged where infra errors are over :data:`INFRA_SHARE_FLAGGED` of the rollouts."""
+    mean = "n/a" if summary["mean_reward"] is None else f"{summary['mean_reward']:.4f}"
+    share = summary["run"]["infra_share"]
+    if share is not None and share > INFRA_SHARE_FLAGGED:
+        return f"{mean} (infra errors: {summary['infra_errors']} of {summary['rollouts']} rollouts)"
+    return mean
+
+
 def _tokens(tokens: Mapping[str, Any]) -> str:
     prompt, completion = tokens["prompt_per_rollout"], tokens["completion_per_rollout"]
     return "n/a" if prompt is None else f"{prompt:,.0f} / {completion:,.0f}"
@@ -563,7 +934,9 @@ __all__ = [
     "ModelResults",
     "ResultsError",
     "Rollout",
+    "RunRecord",
     "bootstrap_ci95",
+    "check_infra_evidence",
     "common_cases",
     "default_log_settings",
     "desk_tools",
@@ -574,6 +947,7 @@ __all__ = [
     "regrade",
     "report_json",
     "report_text",
+    "run_fields",
     "settings_label",
     "summarize",
     "trim_partial_line",

@@ -64,7 +64,10 @@ from urllib.parse import urlsplit
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.kernel.certificate import Signer
+from batchgate_gym.kernel.infra import INFRA_SEAL
 
+from . import certified
 from .chat import DEFAULT_MODE, MODES, ChatEpisode, ChatSettings
 from .results import read_rows, trim_partial_line
 
@@ -91,6 +94,15 @@ ROW_FIELDS = (
     "retries",
     "timing",  # wall-clock seconds: never used for scores
     "error",  # None, or {"kind": "infra", "class", "message", "attempts"}
+    # Provenance (certified.ROW_CERTIFIED): what the row was played with, comparable without the files
+    "version",  # the package's version
+    "source_digest",  # certified.source_digest of the source's cases
+    "case_digest",  # the case's digest (the log's entry 0 names it too)
+    "seed",  # the reset seed (certified.rollout_seed)
+    "nonce",  # the log's nonce
+    "sampling",  # temperature, top_p, max_tokens, seed and sampling_args of the requests
+    "run",  # the digest of the run's manifest (OUT.meta.json)
+    "certificate",  # with --sign-key: the signed provenance and outcome (kernel.certificate)
 )
 
 # How a scored rollout ended: by the episode itself, or cut short by the model's service.
@@ -132,6 +144,7 @@ class RunConfig:
     system_prompt: str | None = None  # replaces the system message (the brief)
     stream: bool = False  # read each answer as server-sent events
     api_key_env: str = "the API key's variable"  # named in the message of a refused key
+    sign_key: Path | None = None  # an Ed25519 private key (PEM) that signs the manifest and every row
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -342,6 +355,33 @@ def plan(config: RunConfig) -> tuple[list[Any], list[int], str]:
     return cases, select(cases, config), source
 
 
+def source_kind(config: RunConfig) -> str:
+    """``split`` for a split the package ships, ``file`` for a case file."""
+    splits = registry.get(config.desk).cases.splits
+    return "file" if config.cases is not None and config.cases not in splits else "split"
+
+
+def manifest_of(
+    config: RunConfig, cases: Sequence[Any], chosen: Sequence[int], source: str, settings: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The run's manifest (:func:`.certified.build_manifest`)."""
+    import batchgate_gym
+
+    return certified.build_manifest(
+        desk=config.desk,
+        version=batchgate_gym.__version__,
+        source=source,
+        source_kind=source_kind(config),
+        digest=certified.source_digest(cases),
+        total=len(cases),
+        selection=certified.selection_of(config.n, config.case_ids, config.sample, config.sample_seed),
+        case_ids=[cases[index].case_id for index in chosen],
+        rollouts=config.rollouts,
+        settings=settings,
+        settings_key=settings_key(settings),
+    )
+
+
 def select(cases: Sequence[Any], config: RunConfig) -> list[int]:
     """Indices of the cases played: ``case_ids``, a seeded ``sample``, the first ``n``, or all."""
     if config.case_ids:
@@ -405,9 +445,14 @@ def differences(before: Mapping[str, Any], now: Mapping[str, Any], prefix: str =
 
 
 def check_resumable(
-    config: RunConfig, settings: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+    config: RunConfig,
+    settings: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    manifest: Mapping[str, Any] | None = None,
+    signer: Signer | None = None,
 ) -> None:
-    """Refuse to add to an out file written under other settings (:class:`SettingsMismatch`).
+    """Refuse to add to an out file written under other settings, for other cases or
+    rollouts (another manifest), or signed otherwise (:class:`SettingsMismatch`).
 
     An out file without rows (a run stopped before its first row) binds nothing: the
     settings may be changed to fix what stopped it.
@@ -415,14 +460,17 @@ def check_resumable(
     if not rows:
         return
     key = settings_key(settings)
-    recorded: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] = {}
     if config.meta_path.exists():
         try:
-            recorded = json.loads(config.meta_path.read_text(encoding="utf-8")).get("settings")
+            meta = json.loads(config.meta_path.read_text(encoding="utf-8"))
+            recorded: Mapping[str, Any] | None = meta.get("settings")
         except (ValueError, AttributeError) as exc:
             raise SettingsMismatch(
                 f"{config.meta_path} is not a run's settings ({exc}); move it away"
             ) from exc
+    else:
+        recorded = None
     if recorded is not None and settings_key(recorded) != key:
         raise SettingsMismatch(
             f"{config.out} holds a run under other settings ({'; '.join(differences(recorded, settings))});"
@@ -433,6 +481,36 @@ def check_resumable(
         raise SettingsMismatch(
             f"{config.out} holds rows written under other settings (key {', '.join(foreign)}, this run's is"
             f" {key}); use another --out"
+        )
+    if manifest is not None:
+        _check_same_run(config, meta, manifest, signer)
+
+
+def _check_same_run(
+    config: RunConfig, meta: Mapping[str, Any], manifest: Mapping[str, Any], signer: Signer | None
+) -> None:
+    """A resumed run plays the cases and rollouts its out file was begun with, signed by the same key."""
+    before = meta.get("manifest")
+    if not isinstance(before, Mapping):
+        raise SettingsMismatch(
+            f"{config.out} was written without a run manifest (by an older version, or by hand);"
+            " use another --out"
+        )
+    if certified.manifest_digest(before) != certified.manifest_digest(manifest):
+        changed = [
+            name for name in sorted(set(before) | set(manifest)) if before.get(name) != manifest.get(name)
+        ]
+        raise SettingsMismatch(
+            f"{config.out} holds a run of other cases or rollouts ({', '.join(changed)} differ); use the"
+            " same -n/--case/--sample/-r to resume it, or another --out"
+        )
+    signed_by = (meta.get("manifest_certificate") or {}).get("key")
+    if signed_by != (signer.key if signer is not None else None):
+        was = f"key {signed_by[:16]}..." if signed_by else "no key"
+        now = f"key {signer.key[:16]}..." if signer is not None else "no key"
+        raise SettingsMismatch(
+            f"{config.out} was signed with {was}, this run with {now}: one run's rows are signed alike;"
+            " use the same --sign-key, or another --out"
         )
 
 
@@ -448,8 +526,15 @@ def done_pairs(rows: Sequence[Mapping[str, Any]], config: RunConfig) -> set[tupl
     return done
 
 
-def write_meta(config: RunConfig, settings: Mapping[str, Any], runs: list[dict[str, Any]]) -> None:
-    """``OUT.meta.json``: settings and their key, versions, and each run's times and counts."""
+def write_meta(
+    config: RunConfig,
+    settings: Mapping[str, Any],
+    runs: list[dict[str, Any]],
+    manifest: Mapping[str, Any] | None = None,
+    signer: Signer | None = None,
+) -> None:
+    """``OUT.meta.json``: settings and their key, the run's manifest (signed with ``signer``),
+    versions, and each run's times and counts."""
     import platform
 
     import openai
@@ -467,6 +552,11 @@ def write_meta(config: RunConfig, settings: Mapping[str, Any], runs: list[dict[s
         },
         "runs": runs,
     }
+    if manifest is not None:
+        meta["manifest"] = dict(manifest)
+        meta["manifest_digest"] = certified.manifest_digest(manifest)
+        if signer is not None:
+            meta["manifest_certificate"] = signer.sign(manifest)
     config.meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -522,10 +612,13 @@ async def run_rollouts(
     started_wall, started = _now(), time.perf_counter()
     cases, chosen, source = plan(config)
     settings = run_settings(config)
+    signer = Signer.load(config.sign_key) if config.sign_key is not None else None
+    manifest = manifest_of(config, cases, chosen, source, settings)
+    provenance = RowProvenance.of(config, manifest, signer)
     config.out.parent.mkdir(parents=True, exist_ok=True)
     trim_partial_line(config.out)
     existing = [row for _line, row in read_rows(config.out)] if config.out.exists() else []
-    check_resumable(config, settings, existing)
+    check_resumable(config, settings, existing, manifest, signer)
     done = done_pairs(existing, config)
     pairs = [
         (index, rollout)
@@ -541,7 +634,7 @@ async def run_rollouts(
         on_start(len(pairs))
     runs = _earlier_runs(config) if existing else []
     this_run: dict[str, Any] = {"started": started_wall, "ended": None, "counts": {}}
-    write_meta(config, settings, [*runs, this_run])
+    write_meta(config, settings, [*runs, this_run], manifest, signer)
     client = AsyncOpenAI(
         base_url=config.base_url,
         api_key=config.api_key,
@@ -557,8 +650,9 @@ async def run_rollouts(
 
             async def one(index: int, rollout: int) -> None:
                 async with gate:
-                    row = await play_rollout(client, config, cases, source, index, rollout, first)
+                    row = await play_rollout(client, config, cases, source, index, rollout, first, provenance)
                 row["settings_key"] = key
+                provenance.sign(row)
                 out.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
                 out.flush()
                 _count(summary, row)
@@ -576,8 +670,50 @@ async def run_rollouts(
         await client.close()
         summary.elapsed_s = time.perf_counter() - started
         this_run.update(ended=_now(), counts=_counts(summary))
-        write_meta(config, settings, [*runs, this_run])
+        write_meta(config, settings, [*runs, this_run], manifest, signer)
     return summary
+
+
+@dataclass(frozen=True)
+class RowProvenance:
+    """What every row of a run records of where it came from (:data:`.certified.ROW_CERTIFIED`),
+    and the key that signs it."""
+
+    version: str
+    source_digest: str
+    run: str  # the manifest's digest
+    sampling: Mapping[str, Any]
+    signer: Signer | None = None
+
+    @classmethod
+    def of(cls, config: RunConfig, manifest: Mapping[str, Any], signer: Signer | None) -> RowProvenance:
+        sampling = {
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+            "seed": config.seed,
+            "sampling_args": dict(sorted(config.sampling_args.items())),
+        }
+        return cls(
+            str(manifest["version"]),
+            str(manifest["source_digest"]),
+            certified.manifest_digest(manifest),
+            sampling,
+            signer,
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "source_digest": self.source_digest,
+            "run": self.run,
+            "sampling": dict(self.sampling),
+        }
+
+    def sign(self, row: dict[str, Any]) -> None:
+        """Add the row's certificate (with a key; without, nothing)."""
+        if self.signer is not None:
+            row["certificate"] = self.signer.sign(certified.row_facts(row))
 
 
 def info_metrics(desk: Any, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -618,8 +754,12 @@ async def play_rollout(
     index: int,
     rollout: int,
     first: _FirstRequest | None = None,
+    provenance: RowProvenance | None = None,
 ) -> dict[str, Any]:
-    """One episode of ``cases[index]``, as a result row (scored, or an infra error)."""
+    """One episode of ``cases[index]``, as a result row (scored, or an infra error).
+
+    An infra error keeps its evidence: the log up to the failure, sealed as an
+    infrastructure error, and its head."""
     desk = registry.get(config.desk)
     env = desk.make_env(cases=cases, **config.env_kwargs)
     started = time.perf_counter()
@@ -639,12 +779,15 @@ async def play_rollout(
         "model": config.model,
         "mode": config.mode,
         "system_prompt": system_prompt_digest(config.system_prompt),
+        "case_digest": case.digest,
+        "seed": certified.rollout_seed(index, rollout),
+        **(provenance.fields() if provenance is not None else {}),
     }
     error: dict[str, Any] | None = None
     info: dict[str, Any] = {}
     ended = "infra"
     try:
-        chat.reset(seed=index, options={"case_index": index})
+        chat.reset(seed=row["seed"], options={"case_index": index})
         while True:
             try:
                 message = await ask(client, config, chat, rollout, tally, first)
@@ -664,17 +807,27 @@ async def play_rollout(
             "message": str(exc.cause)[:500],
             "attempts": exc.attempts,
         }
+        # The evidence: the log as far as it went, sealed as the machine's failure, not the model's.
+        info = env.unwrapped.end_unfinished(f"{INFRA_SEAL}the model's service failed: {error['class']}")
     finally:
         log = env.unwrapped.export_log()
         env.close()
+    if error is None and "infra_error" in info:  # the machine stopped the episode itself
+        error = {
+            "kind": "infra",
+            "class": "InfraFailure",
+            "message": str(info["infra_error"])[:500],
+            "attempts": 1,
+        }
     scored = error is None and "score" in info
     row.update(
         messages=chat.messages,
         ended=ended if scored else "infra",
         score=info["score"] if scored else None,
         info_metrics=info_metrics(desk, info) if scored else {},
-        log=log if scored else None,
-        head=info.get("log_head") if scored else None,
+        log=log,
+        head=info.get("log_head") or (log[-1]["hash"] if log else None),
+        nonce=info.get("log_nonce") or (log[0]["args"].get("nonce") if log else None),
         turns=sum(1 for m in chat.messages if m.get("role") == "assistant"),
         usage={
             "prompt_tokens": tally["prompt_tokens"],

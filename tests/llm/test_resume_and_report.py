@@ -94,6 +94,7 @@ def edited(results: dict[str, Path], tmp_path: Path, change: Any, line: int = 2)
     lines[line - 1] = json.dumps(row)
     path = tmp_path / "edited.jsonl"
     path.write_text("\n".join(lines) + "\n")
+    Path(f"{path}.meta.json").write_text(Path(f"{results['careful']}.meta.json").read_text())
     return path
 
 
@@ -110,18 +111,17 @@ def test_report_has_one_column_per_model(results: dict[str, Path], capsys: Any) 
     assert report["policies"]["scripted-naive"]["mean_reward"] < 1.0
 
 
-def test_infra_errors_are_counted_apart_never_scored(
-    results: dict[str, Path], tmp_path: Path, capsys: Any
+def test_a_scored_row_rewritten_as_an_infra_error_without_its_log_is_refused(
+    results: dict[str, Path], tmp_path: Path
 ) -> None:
+    # An infra error is left out of the mean: one that carried no evidence would let a bad
+    # rollout be dropped by rewriting it. Genuine ones keep their sealed log (test_run_model).
     def failed(row: dict[str, Any]) -> None:
         row.update(score=None, log=None, head=None, error={"kind": "infra", "class": "APITimeoutError"})
 
     path = edited(results, tmp_path, failed)
-    report = json.loads(cli(["report", "--results", str(path), "--json"], capsys))["policies"][
-        "scripted-careful"
-    ]
-    assert report["infra_errors"] == 1 and report["scored"] == 7 and report["mean_reward"] == 1.0
-    assert sum(report["reward_distribution"].values()) == 7
+    with pytest.raises(SystemExit, match=r"edited\.jsonl:2: an infra error without its evidence"):
+        main(["report", "--results", str(path)])
 
 
 @pytest.mark.parametrize(

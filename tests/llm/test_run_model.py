@@ -67,7 +67,10 @@ def test_with_transport_faults_each_rollout_is_scored_or_an_infra_error(tmp_path
     infra = [r for r in found if r["error"] is not None]
     assert scored and infra  # this seed gives both
     assert all(r["score"]["reward"] == 1.0 for r in scored)  # transport faults never touch the episode
-    assert all(r["error"]["kind"] == "infra" and r["score"] is None and r["log"] is None for r in infra)
+    assert all(r["error"]["kind"] == "infra" and r["score"] is None for r in infra)
+    # Each keeps its evidence: the log as far as it went, sealed as the machine's failure.
+    assert all(r["log"][-1]["args"]["reason"].startswith("infra error: ") for r in infra)
+    assert all(r["head"] == r["log"][-1]["hash"] for r in infra)
     report = report_json(load_results([out]), "gate")["policies"]["careful"]
     assert report["infra_errors"] == len(infra)
     assert report["scored"] == len(scored) and report["mean_reward"] == 1.0

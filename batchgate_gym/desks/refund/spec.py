@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 from batchgate_gym.desks.registry import (
@@ -95,6 +96,7 @@ def _build() -> DeskSpec:
                 "no_unauthorized_payment": "nothing paid without authority: past the cap on one order, or on a line not owed",
                 "no_false_block": "no owed refund refused",
             },
+            lowest_reward=Fraction(-1),
             reward_span="from -1 to 1 (0 to 1 under the original rules): the terms less the money cost of overpaying",
             metrics=(
                 Metric(

@@ -1,0 +1,49 @@
+"""``batchgate verify``: check results files against a public key, on their own.
+
+Every row of each ``FILE`` (written by ``run-model --sign-key``) must carry a
+certificate of the key ``--trust KEY.pub`` that signs exactly the row's provenance
+and outcome, its log must replay under its head to its score (an infra error's,
+to its sealed failure), its case and source must be the ones its digests name, and
+the run's manifest (``FILE.meta.json``) must be signed by the same key and hold
+every planned (case, rollout) once. Prints one line per file and one per row that
+fails; exit status 0 only when every row verifies and every run is complete, 1
+otherwise, 2 for a file or key that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+TAKES_DESK = False  # the rows name their desk
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="run-model results files (JSONL)")
+    parser.add_argument(
+        "--trust", required=True, metavar="KEY.pub", help="the public key the rows must be signed by"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from batchgate_gym.kernel.certificate import CertificateError, TrustedKey
+    from batchgate_gym.llm.verification import verify_file
+
+    try:
+        key = TrustedKey.load(args.trust)
+    except CertificateError as exc:
+        raise SystemExit(f"batchgate verify: {exc}") from None
+    failed = False
+    for name in args.files:
+        path = Path(name)
+        if not path.is_file():
+            raise SystemExit(f"batchgate verify: {path}: no such results file")
+        outcome = verify_file(path, key)
+        for problem in outcome.problems:
+            print(f"  {problem}")
+        print(outcome.line())
+        failed = failed or not outcome.ok
+    if failed:
+        print("batchgate verify: not verified", file=sys.stderr)
+    return 1 if failed else 0
