@@ -11,6 +11,7 @@ only when shown, so the digits do not depend on the Python version; with
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -197,14 +198,31 @@ def _run_job(job: _Job, on_episode: Callable[[int], Any] | None = None) -> list[
     return out
 
 
+class PolicyError(RuntimeError):
+    """A policy raised while it played: the message names the policy, the case, the turn and
+    what it raised (a command says it in one line; ``__cause__`` holds the exception)."""
+
+
+def _policy_call(policy: Any, case: str, turn: int, call: Callable[[], Any]) -> Any:
+    """``call()``, a policy's reset or act; an exception it raises becomes a :class:`PolicyError`."""
+    try:
+        return call()
+    except Exception as exc:
+        raise PolicyError(
+            f"policy {policy_name(policy)!r} raised {type(exc).__name__}: {exc} (case {case}, turn {turn})"
+        ) from exc
+
+
 def run_episode(
     env: Any, policy: Any, index: int, reset_kwargs: dict[str, Any], desk: registry.DeskSpec | None = None
 ) -> EpisodeResult:
     observation, info = env.reset(**reset_kwargs)
-    policy.reset(observation, player_info(info))
+    case = info.get("case_id", f"of reset {reset_kwargs}")
+    _policy_call(policy, case, 0, functools.partial(policy.reset, observation, player_info(info)))
     calls = 0
     while True:
-        observation, _reward, terminated, truncated, info = env.step(policy.act(observation))
+        action = _policy_call(policy, case, info["turn"] + 1, functools.partial(policy.act, observation))
+        observation, _reward, terminated, truncated, info = env.step(action)
         calls += info.get("calls", 0)
         if terminated or truncated:
             break

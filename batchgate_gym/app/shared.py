@@ -14,6 +14,18 @@ from batchgate_gym.desks.registry import DEFAULT_DESK
 from .evaluate import EvaluationResult, evaluate
 
 
+class UsageError(SystemExit):
+    """A mistake on the command line (a file or folder that is not there, a name that is not
+    known, an option the desk has not): the command stops before any work with one line
+    naming it, and exit status 2, as argparse's own refusals. :func:`.cli.main` prints the
+    line; a failure met while working (a server that is down, a policy that raises) is a
+    plain ``SystemExit(message)``, exit status 1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.code = 2
+
+
 def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse ``type``: an integer from ``low`` to ``high`` (no upper end if None); any
     other text is refused by argparse with the bounds, before the command does any work."""
@@ -56,18 +68,33 @@ def desk_of(args: argparse.Namespace) -> registry.DeskSpec:
     return registry.get(getattr(args, "desk", DEFAULT_DESK))
 
 
-def add_desk_env_options(parser: argparse.ArgumentParser) -> None:
+def add_desk_env_options(parser: argparse.ArgumentParser, desk: str = DEFAULT_DESK) -> None:
     """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``
-    (read from the registrations: declaring them builds no desk)."""
+    (read from the registrations: declaring them builds no desk). ``--help`` shows those of
+    ``desk`` (the one the command line names) and, at its end, how to see the others; they
+    parse all the same, to be refused with the name of the desk that has them
+    (:func:`env_kwargs`)."""
+    elsewhere: dict[str, list[str]] = {}
     for option in registry.all_options().values():
-        having = " and ".join(registry.having_option(option.name))
+        having = registry.having_option(option.name)
+        flag = f"--{option.name.replace('_', '-')}"
+        shown = f"{option.help} (the {' and '.join(having)} desk only; default: {option.default!r})"
         parser.add_argument(
-            f"--{option.name.replace('_', '-')}",
+            flag,
             dest=option.name,
             choices=option.choices,
             default=None,  # not given: the desk's own default, and no desk is refused for it
-            help=f"{option.help} (the {having} desk only; default: {option.default!r})",
+            help=shown if desk in having else argparse.SUPPRESS,
         )
+        if desk not in having:
+            for name in having:
+                elsewhere.setdefault(name, []).append(flag)
+    lines = [
+        f"the {name} desk's options ({', '.join(flags)}): {parser.prog} --desk {name} --help"
+        for name, flags in elsewhere.items()
+    ]
+    if lines:
+        parser.epilog = "\n".join([parser.epilog or "", *lines]).strip()
 
 
 def env_kwargs(args: argparse.Namespace, desk: registry.DeskSpec, cases: Any = None) -> dict[str, Any]:
@@ -81,14 +108,14 @@ def env_kwargs(args: argparse.Namespace, desk: registry.DeskSpec, cases: Any = N
     stray = sorted(set(given) - set(own))
     if stray:
         having = " and ".join(registry.having_option(stray[0]))
-        raise SystemExit(
+        raise UsageError(
             f"{command}: the {desk.name} desk has no option --{stray[0].replace('_', '-')}"
             f" (the {having} desk has)"
         )
     parsed = {name: own[name].parse(value) for name, value in given.items()}
     shaping = [name for name, value in given.items() if own[name].draws and value != own[name].default]
     if shaping and cases is not None:
-        raise SystemExit(
+        raise UsageError(
             f"{command}: --{shaping[0].replace('_', '-')} shapes the procedural cases drawn (play without"
             " --case, --cases or --split; attacks --seeds), not fixed cases"
         )
@@ -96,7 +123,7 @@ def env_kwargs(args: argparse.Namespace, desk: registry.DeskSpec, cases: Any = N
         try:  # refused here, with the reason, rather than in every episode's worker
             desk.make_env(cases, **parsed).close()
         except ValueError as exc:
-            raise SystemExit(f"{command}: {exc}") from None
+            raise UsageError(f"{command}: {exc}") from None
     return parsed
 
 

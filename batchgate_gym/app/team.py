@@ -25,7 +25,7 @@ from batchgate_gym.tables import markdown_table
 
 from .evaluate import Aggregate, EpisodeResult, evaluate
 from .progress import add_quiet_option, bar
-from .shared import desk_of, env_kwargs, int_in, probability, unsupported
+from .shared import UsageError, desk_of, env_kwargs, int_in, probability, unsupported
 
 TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamSpec.options); the rest are refused
 
@@ -277,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
     try:  # a team size the game refuses stops here too, with the game's reason
         game.make_env(args.parallel, n_agents=args.agents, **dealing, **options).close()
     except ValueError as exc:
-        raise SystemExit(f"batchgate team: {exc}") from None
+        raise UsageError(f"batchgate team: {exc}") from None
     table = team_table(
         args.agents,
         range(args.seeds),

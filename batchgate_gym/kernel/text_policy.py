@@ -38,6 +38,7 @@ class _CallablePolicy:
 
     def __init__(self, function: Callable[[str], str]) -> None:
         self.function = function
+        self.name: str = getattr(function, "__name__", type(function).__name__)  # what errors call it
 
     def reset(self, observation: str, info: dict[str, Any]) -> None:
         return None

@@ -43,7 +43,8 @@ def test_the_command_names_what_is_wrong_and_exits_non_zero(
     command = argv[0]
     with pytest.raises(SystemExit) as stopped:
         main([paths.get(arg, arg) for arg in argv] + (["--no-progress"] if command != "play" else []))
-    message = str(stopped.value.code)
+    message = str(stopped.value)
+    assert stopped.value.code == 2  # a mistake on the command line, as argparse's own refusals
     assert message.startswith(f"batchgate {command}: ") and reason in message
 
 
