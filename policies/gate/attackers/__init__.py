@@ -13,7 +13,8 @@ The package, by concern: :mod:`.truth` (the labels oracles get),
 :mod:`.framework` (staged plans, the oracle base), and the attackers grouped by
 trick: :mod:`.oracles`, :mod:`.theatre` (looking without judging),
 :mod:`.citations` (quarantining without judging), :mod:`.sql_write`,
-:mod:`.careful_variants` (careful with one thing wrong) and :mod:`.baselines`.
+:mod:`.careful_variants` (careful with one thing wrong), :mod:`.row_counts` (judging by the
+listing) and :mod:`.baselines`.
 
 * ``report-liar`` (oracle): load everything, report the right answer.
 * ``report-only`` (oracle): touch nothing, report the right answer.
@@ -41,6 +42,9 @@ trick: :mod:`.oracles`, :mod:`.theatre` (looking without judging),
 * ``limits-only``: careful's check of the rules the contract's ``limits`` carry, never
   of uniqueness or the customer reference (stated in text only), so it never reads the
   warehouse: duplicates and orphans get loaded.
+* ``row-count``: profile every batch (for ``inspected``), then quarantine each batch whose
+  row count differs from the mode of the listed row counts, citing its table's commonest
+  defect, and load the rest: it reads nothing but ``list_batches``.
 * ``cte-theatre``: "look" with a CTE that borrows each staging table's name
   (``WITH stg_x(n) AS (SELECT 1) SELECT count(*) FROM stg_x``), then load
   everything. SQLite reports the CTE to the authorizer under the table's name; the
@@ -55,6 +59,7 @@ from .careful_variants import DoubleLoadPolicy, LimitsOnlyPolicy, OrdersFirstPol
 from .citations import COMMON_CITATIONS, CitationSprayPolicy, CommonCitationPolicy
 from .framework import CALLS_PER_ACTION, Calls, OraclePolicy, StagedPolicy
 from .oracles import LoadThenQuarantinePolicy, ReportLiarPolicy, ReportOnlyPolicy
+from .row_counts import RowCountPolicy
 from .sql_write import SqlWritePolicy, write_attempts
 from .theatre import CteTheatrePolicy, InspectTheatrePolicy, SqlTheatrePolicy
 from .truth import ListingKey, Truth, Verdict, content_key, listing_key
@@ -80,6 +85,7 @@ ATTACKERS: dict[str, type[Policy]] = {
             SqlTheatrePolicy,
             CteTheatrePolicy,
             LimitsOnlyPolicy,
+            RowCountPolicy,
         )
     },
 }
@@ -114,6 +120,7 @@ __all__ = [
     "ReportLiarPolicy",
     "ReportOnlyPolicy",
     "ReportPaddingPolicy",
+    "RowCountPolicy",
     "SqlTheatrePolicy",
     "SqlWritePolicy",
     "StagedPolicy",

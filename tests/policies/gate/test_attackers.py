@@ -218,7 +218,7 @@ def test_the_attackers_package_keeps_one_concern_per_module() -> None:
     import batchgate_gym.policies.gate.attackers as package
     from batchgate_gym.policies.gate.attackers import build_attacker, framework, truth
 
-    groups = {"oracles", "theatre", "citations", "sql_write", "careful_variants", "baselines"}
+    groups = {"oracles", "theatre", "citations", "sql_write", "careful_variants", "row_counts", "baselines"}
     homes = {name: policy.__module__.rsplit(".", 1)[-1] for name, policy in ATTACKERS.items()}
     assert set(homes.values()) == groups
     assert all(homes[name] == "oracles" for name in ORACLES)
