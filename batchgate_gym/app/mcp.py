@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 
+from .serve_env import add_sign_key_option, signer_of
 from .shared import add_case_source, desk_of, env_kwargs, int_in
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
@@ -26,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chosen.add_argument(
         "--case", metavar="CASE_ID", help="play this case (eval split unless --cases/--split)"
     )
+    add_sign_key_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
     source = args.cases or args.split or (desk.cases.default_split if args.case else None)
     cases = desk.fixed_cases(args.cases, args.split) if source else None
-    catalog = DeskCatalog(desk.name, source, env_kwargs(args, desk, cases))
+    catalog = DeskCatalog(
+        desk.name, source, env_kwargs(args, desk, cases), signer=signer_of(args, "mcp"), protocol="mcp"
+    )
     try:
         # A case by id is played with seed 0, as a report of that one case plays it.
         seed = 0 if args.seed is None else args.seed

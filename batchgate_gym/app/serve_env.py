@@ -9,7 +9,8 @@ case id or index and a split (``--split`` or ``--cases`` fixes the server's
 cases; without them cases are drawn from the seed, shaped by the desk's
 options). A session ends when its connection closes or after ``--idle-timeout``
 seconds without a request; past ``--max-sessions`` live sessions a new one is
-refused with a clear error. ``--port 0`` takes a free port. Serves until
+refused with a clear error. ``--sign-key KEY`` (from ``batchgate keygen``) signs
+every ended episode's result: the client receives its certificate with the score. ``--port 0`` takes a free port. Serves until
 interrupted; the address goes to standard error once it accepts connections. See
 :mod:`batchgate_gym.serving`.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from .shared import add_case_source, desk_of, env_kwargs, int_in
 
@@ -57,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_SESSIONS,
         help=f"live sessions at most; more are refused (default {DEFAULT_MAX_SESSIONS})",
     )
+    add_sign_key_option(parser)
 
 
 def catalog_of(args: argparse.Namespace) -> object:
@@ -66,7 +69,33 @@ def catalog_of(args: argparse.Namespace) -> object:
     desk = desk_of(args)
     source = args.cases or args.split
     cases = desk.fixed_cases(args.cases, args.split) if source else None
-    return DeskCatalog(desk.name, source, env_kwargs(args, desk, cases))
+    return DeskCatalog(
+        desk.name,
+        source,
+        env_kwargs(args, desk, cases),
+        signer=signer_of(args, "serve-env"),
+        protocol=args.protocol,
+    )
+
+
+def add_sign_key_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sign-key",
+        metavar="KEY",
+        help="an Ed25519 private key (batchgate keygen): every ended episode's result is signed with it",
+    )
+
+
+def signer_of(args: argparse.Namespace, command: str) -> Any:
+    """The ``--sign-key`` key, loaded before anything listens (None without one)."""
+    if args.sign_key is None:
+        return None
+    from batchgate_gym.kernel.certificate import CertificateError, Signer
+
+    try:
+        return Signer.load(args.sign_key)
+    except CertificateError as exc:
+        raise SystemExit(f"batchgate {command}: --sign-key: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,7 +42,9 @@ async def play_openenv(client: Any, policy: Any, reset: Mapping[str, Any]) -> di
     while not result.done:
         result = await client.step(DeskAction(action=player.act(result.observation.text)))
     state = await client.state()
-    return dict(state.model_dump(include={"case_id", "reward", "score", "log_head", "log", "step_count"}))
+    return dict(
+        state.model_dump(include={"case_id", "reward", "score", "log_head", "log", "step_count", "result"})
+    )
 
 
 async def play_mcp(session: Any, policy: Any) -> dict[str, Any]:

@@ -28,7 +28,10 @@ from functools import cached_property
 from typing import Any
 
 from batchgate_gym.desks import registry
+from batchgate_gym.kernel.certificate import Signer, source_digest
 from batchgate_gym.kernel.sqlguard import encodable
+
+from .certificates import served_facts
 
 SESSION_ID_BYTES = 24  # 192 random bits: an episode id no client can guess
 
@@ -131,6 +134,8 @@ class DeskCatalog:
     cases: str | None = None
     env_options: Mapping[str, Any] = field(default_factory=dict)
     count: SessionCount = field(default_factory=SessionCount, compare=False)
+    signer: Signer | None = field(default=None, compare=False)  # signs each ended episode's result
+    protocol: str = ""  # named in the certificates: openenv, mcp
 
     @cached_property
     def desk(self) -> registry.DeskSpec:
@@ -155,9 +160,21 @@ class DeskCatalog:
     def open(self) -> SessionEpisode:
         return SessionEpisode(self)
 
+    def source_digest(self, source: str | None) -> str | None:
+        """The digest of the fixed cases ``source`` names (None: procedural cases)."""
+        cases = self.fixed_cases(source)
+        if cases is None:
+            return None
+        key = (self.desk_name, source or self.cases or "")
+        with _CASES_LOCK:
+            if key not in _DIGESTS:
+                _DIGESTS[key] = source_digest(cases)
+            return _DIGESTS[key]
+
 
 _CASES_LOCK = threading.Lock()
 _CASES: dict[tuple[str, str], list[Any]] = {}
+_DIGESTS: dict[tuple[str, str], str] = {}
 
 
 def _cases_of(desk_name: str, source: str) -> list[Any]:
@@ -185,6 +202,8 @@ class SessionEpisode:
         self.case_id: str | None = None
         self.last: StepResult | None = None
         self.log: list[dict[str, Any]] | None = None
+        self.seed: int | None = None
+        self._certificate: dict[str, str] | None = None
         self.closed_because: str | None = None
         catalog.count.opening()
 
@@ -210,6 +229,8 @@ class SessionEpisode:
         self.opening_text = observation
         self.turn, self.last, self.log = 0, None, None
         self.case_id = self.env.unwrapped.case.case_id
+        self.seed = request.seed
+        self._certificate = None
         return str(observation)
 
     def step(self, action: str) -> StepResult:
@@ -252,7 +273,7 @@ class SessionEpisode:
         if self.last is None or not self.last.done or self.log is None:
             raise SessionRequestError("the episode has not ended: its score and log come at its end")
         info = self.last.info
-        return {
+        result = {
             "episode_id": self.episode_id,
             "desk": self.catalog.desk_name,
             "case_id": info["case_id"],
@@ -265,6 +286,36 @@ class SessionEpisode:
             "log_entries": info["log_entries"],
             "log_head": info["log_head"],
             "log": self.log,
+            **self._provenance(),
+        }
+        if self.catalog.signer is not None:
+            if self._certificate is None:  # signed once: the result of an ended episode never changes
+                self._certificate = self.catalog.signer.sign(served_facts(result))
+            result["certificate"] = self._certificate
+        return result
+
+    def certificate(self) -> dict[str, str] | None:
+        """The ended episode's certificate (None on a server without a key)."""
+        if self.catalog.signer is None:
+            return None
+        certificate: dict[str, str] = self.result()["certificate"]
+        return certificate
+
+    def _provenance(self) -> dict[str, Any]:
+        """Where the ended episode came from (see :mod:`.certificates`)."""
+        import batchgate_gym
+
+        source = self._split or self.catalog.cases
+        log = self.log or [{}]
+        return {
+            "version": batchgate_gym.__version__,
+            "protocol": self.catalog.protocol,
+            "source": source,
+            "source_digest": self.catalog.source_digest(source),
+            "case_digest": self.env.unwrapped.case.digest,
+            "seed": self.seed,
+            "nonce": log[0].get("args", {}).get("nonce"),
+            "settings": {key: self.catalog.env_options[key] for key in sorted(self.catalog.env_options)},
         }
 
     # --- the session ---------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ with) and, once the episode has ended, ``batchgate://episode/result``: JSON
 with the case id, the reward, every score term, the log head and the exported
 log (it replays under that head). Each tool result's ``_meta`` carries, under
 ``batchgate/episode``, the turn, whether the episode has ended and the reward
-the environment paid (0 until the end), as the Gymnasium step returns them.
+the environment paid (0 until the end), as the Gymnasium step returns them; on a
+server given a signing key (``--sign-key``), the last one also carries the
+episode's ``certificate``, which the result resource holds too (:mod:`.certificates`).
 
 Two transports:
 
@@ -125,7 +127,9 @@ class DeskMcpServer(Server[Any, Any]):
             if episode.done:
                 raise SessionRequestError(_after_end(episode))
             result = episode.call(name, arguments)
-            progress = {"turn": episode.turn, "done": result.done, "reward": result.reward}
+            progress: dict[str, Any] = {"turn": episode.turn, "done": result.done, "reward": result.reward}
+            if result.done and self.catalog.signer is not None:
+                progress["certificate"] = episode.certificate()
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=result.observation)],
                 isError=False,

@@ -16,7 +16,10 @@ syntax or a JSON list of calls) or ``tool`` with ``arguments`` (one call); its
 :class:`DeskObservation` carries ``reward`` (0 until the episode ends, then the
 desk's score) and ``done`` as OpenEnv defines them, and the step's ``info``.
 ``state`` is a :class:`DeskState`: the episode id and turn and, once the
-episode has ended, the score terms, the log head and the exported log.
+episode has ended, the score terms, the log head and the exported log, and the
+whole ``result`` with its provenance. A server given a signing key
+(``serve-env --sign-key``) signs each ended episode: the last step's ``info`` and
+the state's ``result`` carry its ``certificate`` (:mod:`.certificates`).
 
 The server runs in OpenEnv's "production" mode: the stateless ``/reset`` and
 ``/step`` HTTP routes, which would build and drop a world per request, are not
@@ -114,6 +117,11 @@ class DeskState(State):
     score: dict[str, Any] | None = None
     log_head: str | None = None
     log: list[dict[str, Any]] | None = None
+    result: dict[str, Any] | None = Field(
+        default=None,
+        description="once the episode has ended: its whole result, provenance and (on a server with"
+        " --sign-key) certificate included",
+    )
 
 
 class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
@@ -140,12 +148,15 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
             raise SessionRequestError("a step takes the action alone")
         session = self.session
         result = session.step(action.text()) if action.end is None else session.end_unfinished(action.end)
+        info = result.info
+        if result.done and self.catalog.signer is not None:
+            info = {**info, "certificate": session.certificate()}
         return DeskObservation(
             text=result.observation,
             turn=result.info["turn"],
             terminated=result.terminated,
             truncated=result.truncated,
-            info=result.info,
+            info=info,
             reward=result.reward,
             done=result.done,
         )
@@ -164,6 +175,7 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
             score=None if ended is None else ended["score"],
             log_head=None if ended is None else ended["log_head"],
             log=None if ended is None else ended["log"],
+            result=ended,
         )
 
     def get_metadata(self) -> EnvironmentMetadata:
