@@ -165,7 +165,7 @@ def check_facts(signed: Mapping[str, Any], held: Mapping[str, Any]) -> None:
             name for name in set(signed) | set(held_plain) if signed.get(name) != held_plain.get(name)
         )
         raise CertificateError(
-            f"the certificate is genuine but signs another episode ({', '.join(differing)} differ)"
+            f"the certificate is genuine but signs another episode (differing: {', '.join(differing)})"
         )
 
 

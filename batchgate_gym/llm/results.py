@@ -378,6 +378,7 @@ class _Loader:
                 if row.get(name) != manifest.get(name):
                     raise ResultsError(f"{where}: the row's {name} is not its run's")
         self._check_source(row, where, manifest)
+        _check_episode_identity(row, where)
         if self.trust is not None:
             try:
                 certified.check_row_certificate(row, self.trust)
@@ -499,6 +500,18 @@ def _log_nonce(row: Mapping[str, Any]) -> str | None:
         nonce = args.get("nonce") if isinstance(args, Mapping) else None
         return nonce if isinstance(nonce, str) else None
     return None
+
+
+def _check_episode_identity(row: Mapping[str, Any], where: str) -> None:
+    """A row's reset seed is its rollout's, and its nonce is its log's (rows of older runs lack both)."""
+    if "seed" in row and row["seed"] != certified.rollout_seed(
+        int(row.get("case_index") or 0), int(row["rollout"])
+    ):
+        raise ResultsError(
+            f"{where}: the row's reset seed is not that of rollout {row['rollout']} of its case"
+        )
+    if "nonce" in row and row.get("log") is not None and row["nonce"] != _log_nonce(row):
+        raise ResultsError(f"{where}: the row's nonce is not its log's")
 
 
 def _check_one_episode_per_row(rollouts: Sequence[Rollout]) -> None:

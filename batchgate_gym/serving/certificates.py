@@ -54,7 +54,7 @@ def check_served_result(result: Mapping[str, Any], trusted: TrustedKey, case: An
     if signed != held:
         differing = sorted(name for name in set(signed) | set(held) if signed.get(name) != held.get(name))
         raise CertificateError(
-            f"the certificate is genuine but signs another episode ({', '.join(differing)} differ)"
+            f"the certificate is genuine but signs another episode (differing: {', '.join(differing)})"
         )
     if result.get("case_digest") != case.digest:
         raise CertificateError(f"the result is not of case {case.case_id!r} (its case digest differs)")
