@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from batchgate_gym.desks.gate.rules_sql import check_query
+from batchgate_gym.desks.gate.contract import contract as default_contract
+from batchgate_gym.desks.gate.rules_sql import check_query, contract_rules, rules_query
 from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
 from ..base import Policy
@@ -97,10 +98,38 @@ class RefuseAllPolicy(_ListThenAct):
         )
 
 
+CUSTOMERS_FIRST = "customers-first"
+CAREFUL_CHECKS: tuple[str, ...] = (
+    *(rule.name for table in LOAD_ORDER for rule in contract_rules(table, default_contract())),
+    CUSTOMERS_FIRST,
+)
+"""Careful's checks, each one it can leave out (:meth:`CarefulPolicy.without`): every
+contract rule of each table, by its rule name, and checking customers batches before
+orders (so that orders find the customers arriving in the same run)."""
+
+
 class CarefulPolicy(ReportingPolicy):
-    """Checks one batch per turn; acts on the previous batch's check in the same turn."""
+    """Checks one batch per turn; acts on the previous batch's check in the same turn.
+
+    ``skipped``: the checks of :data:`CAREFUL_CHECKS` this careful leaves out; an
+    ablation (``careful without R``) is :meth:`without`, generated from the list.
+    """
 
     name = "careful"
+    skipped: frozenset[str] = frozenset()
+
+    @classmethod
+    def without(cls, *checks: str) -> CarefulPolicy:
+        """Careful leaving ``checks`` out, named ``careful-without-<check>+<check>...``."""
+        unknown = [c for c in checks if c not in CAREFUL_CHECKS]
+        if unknown or not checks:
+            raise ValueError(
+                f"careful has no check {unknown[0] if unknown else ''!r}: {', '.join(CAREFUL_CHECKS)}"
+            )
+        policy = cls()
+        policy.skipped = frozenset(checks)
+        policy.name = "careful-without-" + "+".join(checks)
+        return policy
 
     def act(self, observation: str) -> str:
         if self.stage == "start":
@@ -127,6 +156,8 @@ class CarefulPolicy(ReportingPolicy):
 
     def check_order(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Customers before orders, otherwise in listed order (sorted is stable)."""
+        if CUSTOMERS_FIRST in self.skipped:
+            return list(listed)
         return sorted(listed, key=lambda b: LOAD_ORDER[b["table"]])
 
     def _decide(self, parsed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -149,7 +180,10 @@ class CarefulPolicy(ReportingPolicy):
 
     def check_sql(self, batch: dict[str, Any]) -> str:
         """The query that checks ``batch``: one SELECT counting the rows breaking each rule."""
-        return check_query(batch, self.contract)
+        if not self.skipped:
+            return check_query(batch, self.contract)
+        rules = [r for r in contract_rules(batch["table"], self.contract) if r.name not in self.skipped]
+        return rules_query(batch, rules)
 
     def _next(self, decision: list[dict[str, Any]]) -> str:
         if self.queue:
@@ -169,6 +203,8 @@ REFERENCE_POLICIES: dict[str, type[Policy]] = {
 }
 
 __all__ = [
+    "CAREFUL_CHECKS",
+    "CUSTOMERS_FIRST",
     "LOAD_ORDER",
     "REFERENCE_POLICIES",
     "CarefulPolicy",

@@ -74,6 +74,14 @@ def check_query(batch: dict[str, Any], contract: dict[str, Any]) -> str:
     return template.replace("{t}", quoted_table(batch))
 
 
+def rules_query(batch: dict[str, Any], rules: list[Rule] | tuple[Rule, ...]) -> str:
+    """One SELECT counting, per rule of ``rules`` (some of a table's), the rows of a batch that break it."""
+    if not rules:
+        return f"SELECT 0 AS nothing_checked FROM {quoted_table(batch)} LIMIT 1"
+    columns = ", ".join(f"{rule.aggregate} AS {rule.name}" for rule in rules)
+    return f"SELECT {columns} FROM {{t}}".replace("{t}", quoted_table(batch))
+
+
 _CHECK_TEMPLATES: dict[tuple[str, str, str], str] = {}
 _RULES: dict[tuple[str, str, str], tuple[Rule, ...]] = {}  # (table, window, limits) -> its rules
 _MAX_TEMPLATES = 256

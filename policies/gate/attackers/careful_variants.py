@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from batchgate_gym.desks.gate.rules_sql import contract_rules, quoted_table
+from batchgate_gym.desks.gate.rules_sql import contract_rules, rules_query
 from batchgate_gym.kernel.text_policy import call
 
 from ..reference import CarefulPolicy
@@ -49,8 +49,7 @@ class LimitsOnlyPolicy(CarefulPolicy):
         rules = [
             r for r in contract_rules(batch["table"], self.contract) if r.defect_type not in self.TEXT_ONLY
         ]
-        columns = ", ".join(f"{rule.aggregate} AS {rule.name}" for rule in rules)
-        return f"SELECT {columns} FROM {{t}}".replace("{t}", quoted_table(batch))
+        return rules_query(batch, rules)
 
 
 class ReportPaddingPolicy(CarefulPolicy):

@@ -209,7 +209,7 @@ def test_same_seed_same_case_in_another_process() -> None:
 
 
 def test_committed_splits_are_regenerated_byte_for_byte(tmp_path: pathlib.Path) -> None:
-    for name in ("eval", "train"):
+    for name in ("eval", "train", "holdout"):
         text = "".join(dumps_case(case) + "\n" for case in split(name))
         assert split_path(name).read_bytes() == text.encode("utf-8")
         assert split_path(name) == ROOT / "batchgate_gym" / "desks" / "gate" / "data" / f"{name}.jsonl"
@@ -236,6 +236,32 @@ def test_eval_split_shape() -> None:
         assert sum(b["truth"]["defective"] for b in case["batches"]) == (case["family"] not in CLEAN)
 
 
+def test_holdout_split_shape() -> None:
+    cases = split("holdout")
+    assert len(cases) == 35
+    for case in cases:
+        assert_well_formed(case)
+        assert_truth_matches_audit(case)
+        assert sum(b["truth"]["defective"] for b in case["batches"]) == (case["family"] not in CLEAN)
+    seeds = {c["seed"] for c in cases}
+    assert seeds.isdisjoint(c["seed"] for c in split("eval")) and seeds.isdisjoint(
+        c["seed"] for c in split("train")
+    )
+    # a defect planted alone breaks exactly its one rule
+    alone = [
+        c
+        for c in cases
+        if c["case_id"].startswith(("holdout-amount__invalid", "holdout-currency__wrong_currency-1"))
+    ]
+    assert [
+        {(d["column"], d["type"]) for b in c["batches"] for d in b["truth"]["defects"]} for c in alone
+    ] == [
+        {("currency", "wrong_currency")},
+        {("amount", "invalid_value")},
+        {("amount", "invalid_value")},
+    ]
+
+
 def test_train_split_shape_and_balance() -> None:
     cases = split("train")
     assert len(cases) == 320
@@ -252,7 +278,7 @@ def test_train_split_shape_and_balance() -> None:
     assert {c["seed"] for c in cases}.isdisjoint(c["seed"] for c in split("eval"))
 
 
-@pytest.mark.parametrize("name", ["eval", "train"])
+@pytest.mark.parametrize("name", ["eval", "train", "holdout"])
 def test_every_contract_rule_is_planted(name: str) -> None:
     covered = {
         (b["table"], d["column"], d["type"])

@@ -27,6 +27,7 @@ class Layout:
 
     defect_first: bool | None = None
     partner: str | None = None  # "orders" | "customers": the clean batch beside an orders defect
+    defects: tuple[str, ...] | None = None  # planted instead of the variant's own (one rule alone)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _listing(rng: random.Random, chosen: Variant) -> tuple[int, ...]:
 
 def _defect_pair(rng: random.Random, family: str, number: int, layout: Layout) -> Plan:
     chosen = variant_table(family)[number]
-    bad = chosen.slots[0]
+    bad = chosen.slots[0] if layout.defects is None else replace(chosen.slots[0], defects=layout.defects)
     partner = _partner(rng, chosen, bad, layout)
     if partner == "customers":
         bad = replace(bad, needs_new=True)

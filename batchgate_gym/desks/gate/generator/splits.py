@@ -1,10 +1,18 @@
-"""The fixed splits: eval (32 cases) and train (320), rebuilt byte for byte from seeds.
+"""The fixed splits: eval (32 cases), train (320) and holdout (35), rebuilt byte for byte from seeds.
 
 Both use two batches per case, one of them defective in the six defect families.
 Where a random draw could leave a small split lopsided (which listing position
 holds the defective batch, whether the clean batch beside an orders defect is a
 customers batch), the split fixes the choice so the counts come out exactly even:
 then neither position nor table picks the defective batch more than half the time.
+
+``holdout`` is ours, never trained on: eval is the original's, and on it a checker that
+skips the currency, country and both signup-date rules ties careful, since every eval
+batch those rules catch breaks a rule careful checks first. Holdout is stratified by
+careful's checks instead: for each of them (every contract rule, and checking customers
+before the orders that need them) two cases whose defective batch breaks that rule
+alone, or whose orders are listed before the customers they need, so that careful
+without that check loses both; and five clean cases of edges careful must load.
 """
 
 from __future__ import annotations
@@ -24,9 +32,10 @@ from .plan import Layout
 # Split cases are built at the default scale.
 _DEFAULT_SCALE = (DEFAULT_ROWS_PER_BATCH, DEFAULT_BATCHES, DEFAULT_DEFECTS_PER_BATCH)
 
-SPLITS = ("eval", "train")  # the one definition; sources serves them by name
+SPLITS = ("eval", "train", "holdout")  # the one definition; sources serves them by name
 EVAL_SEED = 20_261_001
 TRAIN_SEED = 30_261_001
+HOLDOUT_SEED = 40_261_001
 TRAIN_PER_FAMILY = 40
 ORD, CUS = "orders", "customers"
 
@@ -42,6 +51,34 @@ EVAL_LAYOUT: dict[str, tuple[tuple[int, bool, str], ...]] = {
     "orphan-customer": ((0, True, ORD), (1, False, ORD), (2, False, CUS), (3, True, ORD)),
     "label-drift": ((0, True, ORD), (1, False, ORD), (2, False, CUS), (3, True, ORD)),
     "dimension-fanout": ((0, False, ORD), (1, True, ORD), (2, True, ORD), (3, False, ORD)),
+}
+
+
+# Per check of careful's (policies.gate.reference.CAREFUL_CHECKS), two cases it alone
+# decides: (family, variant, the defects planted instead of the variant's own, or None).
+HOLDOUT_PLAN: dict[str, tuple[tuple[str, int, tuple[str, ...] | None], ...]] = {
+    "customer_id__duplicate_key": (("dimension-fanout", 0, None), ("dimension-fanout", 1, None)),
+    "email__missing_value": (("blank-amount", 2, None), ("blank-amount", 4, None)),
+    "country__invalid_value": (("label-drift", 7, None), ("label-drift", 7, None)),
+    "signup_date__invalid_value": (("label-drift", 9, None), ("label-drift", 9, None)),
+    "signup_date__out_of_window": (("label-drift", 8, None), ("label-drift", 8, None)),
+    "order_id__duplicate_key": (("resent-rows", 0, None), ("resent-rows", 1, None)),
+    "customer_id__orphan_reference": (("orphan-customer", 0, None), ("orphan-customer", 3, None)),
+    "currency__wrong_currency": (("label-drift", 5, None), ("label-drift", 1, ("euro",))),
+    "status__invalid_value": (("label-drift", 0, None), ("label-drift", 6, None)),
+    "order_date__invalid_value": (("label-drift", 3, None), ("label-drift", 3, None)),
+    "order_date__out_of_window": (("label-drift", 2, None), ("label-drift", 2, None)),
+    "amount__missing_value": (("blank-amount", 0, None), ("blank-amount", 1, None)),
+    "amount__invalid_value": (("label-drift", 1, ("comma-amount",)), ("label-drift", 1, ("comma-amount",))),
+    "amount__out_of_range": (("amount-bounds", 0, None), ("amount-bounds", 3, None)),
+    "customers-first": (("clean-control", 3, None), ("legit-edge", 2, None)),
+    "clean": (
+        ("clean-control", 0, None),
+        ("clean-control", 2, None),
+        ("legit-edge", 0, None),
+        ("legit-edge", 1, None),
+        ("legit-edge", 4, None),
+    ),
 }
 
 
@@ -73,6 +110,8 @@ def write_split(name: str, path: str | Path | None = None) -> Path:
 
 def _entries(name: str) -> list[tuple[str, int, str, int, Layout]]:
     """(case_id, seed, family, variant, layout) for every case of a split."""
+    if name == "holdout":
+        return _holdout_entries()
     return _eval_entries() if name == "eval" else _train_entries()
 
 
@@ -129,6 +168,21 @@ def _train_entries() -> list[tuple[str, int, str, int, Layout]]:
             seed = TRAIN_SEED + 1000 * index + k
             layout = layouts.get((family, k), Layout())
             entries.append((f"train-{family}-{k}", seed, family, k % count, layout))
+    return entries
+
+
+def _holdout_entries() -> list[tuple[str, int, str, int, Layout]]:
+    """Each planned case; a defect listed first in one case of a pair and second in the
+    other, beside a clean orders batch in one and a customers batch where it may."""
+    entries = []
+    for index, (check, planned) in enumerate(HOLDOUT_PLAN.items()):
+        for k, (family, variant, defects) in enumerate(planned):
+            seed = HOLDOUT_SEED + 100 * index + k
+            layout = Layout()
+            if family not in CLEAN_FAMILIES:
+                partner = _partner_or_none(family, variant, (CUS, ORD)[k % 2])
+                layout = Layout(defect_first=k % 2 == 0, partner=partner, defects=defects)
+            entries.append((f"holdout-{check}-{k}", seed, family, variant, layout))
     return entries
 
 
