@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import random
 import re
 import time
@@ -70,6 +71,8 @@ from batchgate_gym.kernel.infra import INFRA_SEAL
 from . import certified
 from .chat import DEFAULT_MODE, MODES, ChatEpisode, ChatSettings
 from .results import read_rows, trim_partial_line
+
+LOG = logging.getLogger(__name__)  # unconfigured, its warnings reach stderr as bare lines
 
 ROW_FIELDS = (
     "desk",  # the desk played
@@ -264,15 +267,17 @@ def retryable(exc: BaseException) -> bool:
 
 
 def _error_text(exc: BaseException) -> str:
-    """The server's own words of an error response: its message and code."""
+    """The server's own words of an error response, once: the JSON error's message and code
+    (``The model `x` does not exist. (model_not_found)``), or the client's message when the
+    body has none (the client's own text repeats the body, so the two are not joined)."""
     body = getattr(exc, "body", None)
-    parts = [str(getattr(exc, "message", "") or exc)]
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping):
-            parts += [str(inner.get(key) or "") for key in ("code", "type", "message")]
-    parts.append(str(getattr(exc, "code", "") or ""))
-    return " ".join(part for part in parts if part)[:500]
+    inner = body.get("error", body) if isinstance(body, Mapping) else None
+    if isinstance(inner, Mapping) and inner.get("message"):
+        code = inner.get("code") or inner.get("type")
+        text = str(inner["message"]) + (f" ({code})" if code else "")
+    else:
+        text = str(getattr(exc, "message", "") or exc)
+    return text[:500]
 
 
 def classify(exc: BaseException, config: RunConfig, first_turn: bool) -> str:
@@ -885,6 +890,8 @@ async def ask(
                 message, finish = first_choice(response)
             except Exception as exc:
                 verdict = classify(exc, config, first_turn)
+                if alone and attempt == 0 and unreachable(exc):  # said now, not after every retry
+                    LOG.warning(_waiting(exc, config))
                 if verdict == "stop" or (alone and attempt >= config.max_retries and unreachable(exc)):
                     stopped = RunStopped(stop_message(exc, config))
                     if alone and first is not None:
@@ -909,6 +916,15 @@ async def ask(
     finally:
         if alone and first is not None:
             first.answered.set()
+
+
+def _waiting(exc: BaseException, config: RunConfig) -> str:
+    """The line said when the first request finds no server: how long the run will keep trying."""
+    wait = sum(min(config.backoff * 2**attempt, config.max_backoff) for attempt in range(config.max_retries))
+    return (
+        f"cannot reach {config.base_url.rstrip('/')} ({type(exc).__name__});"
+        f" trying {config.max_retries} more times over {wait:g} s (--max-retries, --backoff)"
+    )
 
 
 def _delay(config: RunConfig, exc: BaseException, attempt: int) -> float:
