@@ -119,7 +119,7 @@ except ModuleNotFoundError as error:
 @pytest.mark.parametrize(
     ("argv", "module", "extra"),
     [
-        (["serve", "--policy", "careful"], "aiohttp", "llm"),
+        (["serve", "--policy", "careful"], "aiohttp", "api"),
         (["report", "--plot", "charts"], "matplotlib", "plot"),
     ],
 )
@@ -130,7 +130,8 @@ def test_a_command_needing_an_extras_library_names_the_extra(argv, module, extra
 
 
 def test_the_extra_of_a_module_is_read_from_the_installed_metadata():
-    assert extra_providing("aiohttp.web") == "llm"
+    assert extra_providing("aiohttp.web") == "api"  # the smallest: not verifiers, which has it too
+    assert extra_providing("openai") == "api" and extra_providing("trl") == "trl"
     assert extra_providing("matplotlib") == "plot"  # the smallest extra, not the test one
     assert extra_providing("duckdb") == "analyst"
     assert extra_providing("numpy") is None and extra_providing(None) is None

@@ -104,7 +104,8 @@ def test_model_example_runs(tmp_path):
     """The README's model lines, run as written but on a free port and two cases."""
     import socket
 
-    block = README.split("## A model\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    install, block = model_block().split("\n", 1)  # the install line: this venv has the extras
+    assert install == MODEL_INSTALL
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -125,6 +126,27 @@ def test_model_example_runs(tmp_path):
     assert "| mean reward (per case, over scored rollouts) | 1.0000 |" in done.stdout
     assert "careful.html: 2 rollouts of 1 model\n" in done.stdout
     assert (tmp_path / "careful.html").read_text().count("<article class='rollout'") == 2
+
+
+MODEL_INSTALL = ".venv/bin/pip install -q -e '.[api]' && . .venv/bin/activate"
+
+
+def model_block() -> str:
+    """The README's "A model" block: its install line, then the commands."""
+    return README.split("## A model\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_ci_runs_the_model_block_verbatim_after_its_own_install_line():
+    assert model_block().startswith(MODEL_INSTALL + "\n")
+    extracted = subprocess.run(
+        ["awk", CI_RUN.split("awk '", 1)[1].split("'", 1)[0], "README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert extracted == model_block()
+    assert ". ./model.sh" in CI_RUN and "du -sm .venv" in CI_RUN
 
 
 def test_every_test_file_the_pages_name_exists():

@@ -40,7 +40,7 @@ from batchgate_gym.llm.trl_env import (
     episode_rows,
 )
 
-trl = pytest.importorskip("trl", reason="TRL is not installed (pip install -e '.[llm]')")
+trl = pytest.importorskip("trl", reason="TRL is not installed (pip install -e '.[trl]')")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load_script
 
-pytest.importorskip("trl", reason="TRL is not installed (pip install -e '.[llm]')")
+pytest.importorskip("trl", reason="TRL is not installed (pip install -e '.[trl]')")
 pytest.importorskip("openenv", reason="the openenv extra is not installed (pip install -e '.[openenv]')")
 
 
