@@ -94,8 +94,11 @@ def selected_indices(selection: Mapping[str, Any], total: int) -> list[int] | No
     return None
 
 
-def selection_text(selection: Mapping[str, Any]) -> str:
+def selection_text(selection: Mapping[str, Any], total: int | None = None) -> str:
+    """How a run picked its cases, in words (``total``: the cases its source holds)."""
     how = selection.get("how")
+    if how == "first" and total is not None and int(selection.get("n") or 0) >= total:
+        return "all"
     if how == "first":
         return f"the first {selection.get('n')}"
     if how == "sample":

@@ -460,7 +460,9 @@ class _Loader:
         first_manifest = manifests[0]
         found.source, found.source_kind = str(first_manifest["source"]), str(first_manifest["source_kind"])
         found.source_digest = str(first_manifest["source_digest"])
-        found.selection = " + ".join(certified.selection_text(m["selection"]) for m in manifests)
+        found.selection = " + ".join(
+            certified.selection_text(m["selection"], m["source_cases"]) for m in manifests
+        )
         found.source_cases = int(first_manifest["source_cases"])
         planned = list(dict.fromkeys(pair for m in manifests for pair in certified.planned_pairs(m)))
         found.planned = len(planned)

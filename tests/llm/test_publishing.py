@@ -285,3 +285,46 @@ def test_a_cut_short_last_line_is_named(signed: dict[str, Path], tmp_path: Path,
     cut.write_text(text[: -(len(text.splitlines()[-1]) // 2)])  # half of the last line, no newline
     status, _, err = report(["report", "--results", str(cut), "--allow-incomplete"], capsys)
     assert status == 0 and f"notice: {cut}:{CASES}: the last line is cut short" in err
+
+
+def test_the_docs_recipe_runs_and_openssl_alone_verifies_a_row(tmp_path: Path) -> None:
+    """docs/models.md's "Publishing a number" block, as written but on a free port."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    block = page.split("## Publishing a number\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = block.replace(":8000", f":{port}").replace("--port 8000", f"--port {port}")
+    assert script.count(str(port)) == 2 and "openssl pkeyutl -verify -pubin" in script
+    done = subprocess.run(
+        ["bash", "-c", f"set -e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n{script}"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "BATCHGATE_NO_PROGRESS": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "naive.jsonl: verified: 32 of 32 rows verify; 32 of 32 planned rollouts there" in done.stdout
+    assert "| certificate | verified: key " in done.stdout and "| 0.5344 |" in done.stdout
+    assert done.stdout.rstrip().endswith("Signature Verified Successfully")
+    # The same bytes with one character changed: OpenSSL refuses them.
+    payload = (tmp_path / "payload.json").read_text()
+    (tmp_path / "payload.json").write_text(payload.replace('"rollout":0', '"rollout":1'))
+    refused = subprocess.run(
+        ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", "evaluator.key.pub", "-rawin"]
+        + ["-in", "payload.json", "-sigfile", "signature.bin"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "Signature Verification Failure" in refused.stdout + refused.stderr
