@@ -39,6 +39,7 @@ from .shared import UsageError, add_desk_env_options, add_desk_option, desk_of
 SUBCOMMANDS = {
     "report": "compare policies over a split or a case file",
     "attacks": "the attacker table against careful",
+    "audit": "every rule tested from both sides: census, ablations, grader mutations",
     "bench": "speed benchmark",
     "play": "play a case yourself in the terminal",
     "team": "the multi-agent (PettingZoo) team table",

@@ -45,6 +45,8 @@ listing) and :mod:`.baselines`.
 * ``row-count``: profile every batch (for ``inspected``), then quarantine each batch whose
   row count differs from the mode of the listed row counts, citing its table's commonest
   defect, and load the rest: it reads nothing but ``list_batches``.
+* ``no-report``: careful's work, but no report ever (it lists the batches until the turns
+  run out): every term is 0 without a report.
 * ``cte-theatre``: "look" with a CTE that borrows each staging table's name
   (``WITH stg_x(n) AS (SELECT 1) SELECT count(*) FROM stg_x``), then load
   everything. SQLite reports the CTE to the authorizer under the table's name; the
@@ -55,7 +57,13 @@ from __future__ import annotations
 
 from ...base import Policy
 from .baselines import ProfileOnlyPolicy
-from .careful_variants import DoubleLoadPolicy, LimitsOnlyPolicy, OrdersFirstPolicy, ReportPaddingPolicy
+from .careful_variants import (
+    DoubleLoadPolicy,
+    LimitsOnlyPolicy,
+    NoReportPolicy,
+    OrdersFirstPolicy,
+    ReportPaddingPolicy,
+)
 from .citations import COMMON_CITATIONS, CitationSprayPolicy, CommonCitationPolicy
 from .framework import CALLS_PER_ACTION, Calls, OraclePolicy, StagedPolicy
 from .oracles import LoadThenQuarantinePolicy, ReportLiarPolicy, ReportOnlyPolicy
@@ -86,6 +94,7 @@ ATTACKERS: dict[str, type[Policy]] = {
             CteTheatrePolicy,
             LimitsOnlyPolicy,
             RowCountPolicy,
+            NoReportPolicy,
         )
     },
 }
@@ -114,6 +123,7 @@ __all__ = [
     "LimitsOnlyPolicy",
     "ListingKey",
     "LoadThenQuarantinePolicy",
+    "NoReportPolicy",
     "OraclePolicy",
     "OrdersFirstPolicy",
     "ProfileOnlyPolicy",

@@ -68,4 +68,21 @@ class ReportPaddingPolicy(CarefulPolicy):
         return super().check_order(listed)
 
 
-__all__ = ["DoubleLoadPolicy", "LimitsOnlyPolicy", "OrdersFirstPolicy", "ReportPaddingPolicy"]
+class NoReportPolicy(CarefulPolicy):
+    """Careful's checks, loads and quarantines, but never the report: it lists the batches
+    again until the turns run out. Work the report would vouch for earns nothing."""
+
+    name = "no-report"
+
+    def _report(self) -> str:
+        self.stage = "silent"
+        return self._send(call("list_batches"))
+
+
+__all__ = [
+    "DoubleLoadPolicy",
+    "LimitsOnlyPolicy",
+    "NoReportPolicy",
+    "OrdersFirstPolicy",
+    "ReportPaddingPolicy",
+]

@@ -1,0 +1,96 @@
+"""``batchgate audit`` on the gate: every rule decides holdout cases, every ablation loses
+them, and every grader check, switched off, lets a named attacker or an ablation gain."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from batchgate_gym.app.audit import (
+    TARGET,
+    Audit,
+    ablation_name,
+    ablations,
+    census,
+    desk_audit,
+    mean,
+    mutations,
+    run_audit,
+)
+from batchgate_gym.app.cli import main
+from batchgate_gym.desks.gate.grader import CHECKS
+from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
+from batchgate_gym.policies.gate.audit import SIGNUP_AND_LABELS
+from batchgate_gym.policies.gate.reference import CAREFUL_CHECKS
+
+SEEDS = 20
+
+
+@pytest.fixture(scope="module")
+def audit() -> Audit:
+    return run_audit("gate", SEEDS)
+
+
+def test_every_careful_check_decides_at_least_two_holdout_cases(audit: Audit) -> None:
+    decided = census(audit, "holdout")
+    assert list(decided) == list(CAREFUL_CHECKS)
+    assert {check: len(ids) >= 2 for check, ids in decided.items()} == dict.fromkeys(CAREFUL_CHECKS, True)
+
+
+def test_each_ablation_loses_at_least_two_holdout_cases(audit: Audit) -> None:
+    table = ablations(audit)
+    assert set(table) == {ablation_name((c,)) for c in CAREFUL_CHECKS} | {ablation_name(SIGNUP_AND_LABELS)}
+    assert all(len(by["holdout"][1]) >= 2 for by in table.values())
+
+
+def test_four_checks_eval_never_needs_tie_careful_there_and_lose_on_holdout(audit: Audit) -> None:
+    by = ablations(audit)[ablation_name(SIGNUP_AND_LABELS)]
+    assert by["eval"] == (Fraction(1), [])
+    assert by["holdout"][0] < 1 and len(by["holdout"][1]) >= 2
+
+
+def test_every_grader_check_switched_off_lets_someone_gain(audit: Audit) -> None:
+    gains = mutations(audit)
+    assert list(gains) == list(CHECKS.names)
+    assert [check for check, gainers in gains.items() if not gainers] == []
+
+
+def test_a_check_the_grader_never_consults_moves_no_table(audit: Audit) -> None:
+    """What the test above catches: a check named but removed from the grader (or never there)."""
+    dead = GraderChecks("gate", {**CHECKS.meanings, "dead": "consulted nowhere"})
+    weaker = Audit(replace(audit.audit, grader=dead), audit.sources, audit.ablations, audit.attackers)
+    assert mutations(weaker)["dead"] == {}
+
+
+def test_switching_a_check_off_is_undone_and_names_are_checked(audit: Audit) -> None:
+    before = audit.rewards()["eval"]["double-load"]
+    with checks_off(CHECKS, "clean-loaded-once"):
+        assert mean(audit.rewards()["eval"]["double-load"]) > mean(before)
+    assert audit.rewards()["eval"]["double-load"] == before
+    with pytest.raises(ValueError, match="no check 'nope'"), checks_off(CHECKS, "nope"):
+        pass
+
+
+def test_careful_is_perfect_everywhere_the_audit_plays(audit: Audit) -> None:
+    assert {s: mean(r[TARGET]) for s, r in audit.rewards().items()} == dict.fromkeys(
+        audit.sources, Fraction(1)
+    )
+
+
+def test_only_desks_with_an_audit_are_audited() -> None:
+    assert desk_audit("gate").careful_checks == CAREFUL_CHECKS
+    with pytest.raises(ValueError, match="covers the gate"):
+        desk_audit("no-such-desk")
+
+
+@pytest.mark.slow  # plays the two splits again, through the command
+def test_the_command_prints_the_three_tables_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "--desk", "gate", "--split", "eval", "--seeds", "0", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed) == {"desk", "census", "ablations", "mutations"}
+    assert (
+        printed["census"]["split"] == "eval" and printed["census"]["checks"]["currency__wrong_currency"] == []
+    )
