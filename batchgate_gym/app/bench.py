@@ -10,12 +10,10 @@ Every figure is a median over ``repeats`` runs. The single-process figures run
 pinned to one core (where the platform allows it); vector envs use what they
 need. ``--json`` prints the full result; otherwise a Markdown table. The script
 ``benchmarks/speed.py`` runs exactly this code and writes both to files.
-
-The package is split by concern: :mod:`.config` (size and targets),
-:mod:`.harness` (clocks, medians, core pinning), :mod:`.measures` (what is
-timed), :mod:`.render` (the tables); this module runs them in order and holds
-the command line.
 """
+
+# The measuring lives in batchgate_gym.bench (its docstring says which module does
+# what); this module runs a desk's benchmark and holds the command line.
 
 from __future__ import annotations
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 
+from batchgate_gym.kernel.extras import require
+
 from .serve_env import add_sign_key_option, signer_of
-from .shared import add_case_source, desk_of, env_kwargs, int_in
+from .shared import UsageError, add_case_source, desk_of, env_kwargs, int_in
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
 
@@ -31,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The SDK and its event loop (anyio, which the SDK brings) come with the mcp extra.
+    require("this command", "mcp", ("mcp", "anyio"))
     import anyio
 
     from batchgate_gym.serving.episodes import DeskCatalog, ResetRequest, SessionRequestError
@@ -46,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
         # A case by id is played with seed 0, as a report of that one case plays it.
         seed = 0 if args.seed is None else args.seed
         anyio.run(serve_stdio, catalog, ResetRequest(seed=seed, case_id=args.case))
-    except SessionRequestError as exc:
-        raise SystemExit(f"batchgate mcp: {exc}") from None
+    except SessionRequestError as exc:  # a case the cases lack: the command line's mistake
+        raise UsageError(f"batchgate mcp: {exc}") from None
     return 0

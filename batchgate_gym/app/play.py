@@ -31,7 +31,7 @@ from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
 from batchgate_gym.kernel.episode import MAX_TURNS
 
-from .shared import add_case_source, desk_of, env_kwargs, int_in
+from .shared import UsageError, add_case_source, desk_of, env_kwargs, int_in
 
 QUIT = ":quit"
 PROMPT = "action> "
@@ -191,7 +191,7 @@ def named_policy(desk: registry.DeskSpec, name: str) -> Any:
 
     known = desk.policies.known()
     if name not in known:
-        raise SystemExit(
+        raise UsageError(
             f"batchgate play: the {desk.name} desk has no policy {name!r}; known: {', '.join(known)}"
         )
     return as_policy(known[name])

@@ -19,6 +19,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from batchgate_gym.desks import registry
@@ -210,6 +211,9 @@ def report_results(
     from batchgate_gym.kernel.certificate import CertificateError, TrustedKey
     from batchgate_gym.llm import results
 
+    missing = [path for path in paths if not Path(path).is_file()]
+    if missing:  # the command line's mistake, said before any file is read
+        raise UsageError(f"batchgate report: {missing[0]}: no such results file")
     notices: list[str] = []
     try:
         key = TrustedKey.load(trust) if trust is not None else None

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .shared import add_case_source, desk_of, env_kwargs, int_in
+from .shared import UsageError, add_case_source, desk_of, env_kwargs, int_in
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
 
@@ -145,10 +145,12 @@ def run(args: argparse.Namespace) -> int:
     if desk.cases.split_cases is None and desk.cases.load_cases is None:
         raise SystemExit(f"batchgate run-model: the {desk.name!r} desk has no fixed cases to play")
     if args.sample_seed is not None and args.sample is None:
-        raise SystemExit("batchgate run-model: --sample-seed seeds --sample's draw; give --sample N too")
+        raise UsageError("batchgate run-model: --sample-seed seeds --sample's draw; give --sample N too")
+    if not Path(args.out).parent.is_dir():  # said before any request, not after the first row
+        raise UsageError(f"batchgate run-model: --out {args.out}: there is no folder {Path(args.out).parent}")
     key = os.environ.get(args.api_key_env)
     if key is None:
-        raise SystemExit(
+        raise UsageError(
             f"batchgate run-model: set the environment variable {args.api_key_env} "
             "(any value for a local server)"
         )
@@ -192,7 +194,7 @@ def _config(args: argparse.Namespace, desk: Any, key: str, make: Callable[..., A
         try:
             system_prompt = Path(args.system_prompt).read_text(encoding="utf-8")
         except OSError as exc:
-            raise SystemExit(
+            raise UsageError(
                 f"batchgate run-model: cannot read --system-prompt {args.system_prompt}: {exc.strerror or exc}"
             ) from None
     try:

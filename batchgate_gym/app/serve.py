@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .shared import desk_of, int_in
+from .shared import UsageError, desk_of, int_in
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
             context_window=args.context_window,
         )
         serve_forever(settings, args.port, announce=lambda text: print(text, file=sys.stderr, flush=True))
-    except (ValueError, PortBusy) as exc:
+    except ValueError as exc:  # an unknown policy, a share out of [0, 1]: the command line's
+        raise UsageError(f"batchgate serve: {exc}") from None
+    except PortBusy as exc:
         raise SystemExit(f"batchgate serve: {exc}") from None
     except KeyboardInterrupt:
         print("batchgate serve: stopped", file=sys.stderr)

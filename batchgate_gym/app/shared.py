@@ -89,12 +89,9 @@ def add_desk_env_options(parser: argparse.ArgumentParser, desk: str = DEFAULT_DE
         if desk not in having:
             for name in having:
                 elsewhere.setdefault(name, []).append(flag)
-    lines = [
-        f"the {name} desk's options ({', '.join(flags)}): {parser.prog} --desk {name} --help"
-        for name, flags in elsewhere.items()
-    ]
-    if lines:
-        parser.epilog = "\n".join([parser.epilog or "", *lines]).strip()
+    lines = [f"  {parser.prog} --desk {name} --help: {', '.join(flags)}" for name, flags in elsewhere.items()]
+    if lines:  # a list under its heading: the help formatter keeps its lines as written
+        parser.epilog = "\n".join(["options of other desks:", *lines])
 
 
 def env_kwargs(args: argparse.Namespace, desk: registry.DeskSpec, cases: Any = None) -> dict[str, Any]:

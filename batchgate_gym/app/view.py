@@ -25,6 +25,8 @@ from typing import Any
 from batchgate_gym.desks import registry
 from batchgate_gym.llm.results import ResultsError, load_results, read_rows, summarize
 
+from .shared import UsageError
+
 TAKES_DESK = False  # the rows name their desk
 
 OUTCOMES = ("perfect", "partial", "zero", "infra error")
@@ -374,11 +376,16 @@ def render_html(view: View) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if not out.parent.is_dir():  # said before the files are read and re-graded
+        raise UsageError(f"batchgate view: --out {out}: there is no folder {out.parent}")
+    missing = [path for path in args.results if not Path(path).is_file()]
+    if missing:
+        raise UsageError(f"batchgate view: {missing[0]}: no such results file")
     try:
         view = load_view(args.results)
     except ResultsError as exc:
         raise SystemExit(f"batchgate view: {exc}") from None
-    out = Path(args.out)
     out.write_text(render_html(view), encoding="utf-8")
     models = sum(map(len, view.summaries.values()))
     print(f"{out}: {len(view.rollouts)} rollouts of {models} model{'s' if models != 1 else ''}")

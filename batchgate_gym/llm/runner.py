@@ -890,7 +890,7 @@ async def ask(
                 message, finish = first_choice(response)
             except Exception as exc:
                 verdict = classify(exc, config, first_turn)
-                if alone and attempt == 0 and unreachable(exc):  # said now, not after every retry
+                if alone and attempt == 0 and config.max_retries and unreachable(exc):  # said now, once
                     LOG.warning(_waiting(exc, config))
                 if verdict == "stop" or (alone and attempt >= config.max_retries and unreachable(exc)):
                     stopped = RunStopped(stop_message(exc, config))

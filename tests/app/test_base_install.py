@@ -21,6 +21,7 @@ from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_l
 EXTRA_MODULES = (
     "duckdb", "polars", "pyarrow", "chdb", "tpchgen", "matplotlib", "aiohttp", "openai",
     "ray", "torch", "stable_baselines3", "sb3_contrib", "trl", "transformers", "datasets",
+    "mcp", "anyio", "openenv", "uvicorn", "starlette", "verifiers",
 )  # fmt: skip
 
 _BASE_INSTALL = f"""
@@ -121,6 +122,7 @@ except ModuleNotFoundError as error:
     [
         (["serve", "--policy", "careful"], "aiohttp", "api"),
         (["report", "--plot", "charts"], "matplotlib", "plot"),
+        (["mcp"], "mcp", "mcp"),  # not anyio, the first module it used to import
     ],
 )
 def test_a_command_needing_an_extras_library_names_the_extra(argv, module, extra):

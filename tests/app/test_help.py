@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
 import re
 
 import pytest
 
-from batchgate_gym.app.cli import build_parser, command_parsers
+from batchgate_gym.app.cli import build_parser, command_parsers, main
 from batchgate_gym.app.helptext import plain
 from batchgate_gym.desks import registry
 from batchgate_gym.kernel.extras import install_line
@@ -36,3 +38,39 @@ def test_plain_takes_the_markup_out():
     assert plain("``batchgate report``: see :mod:`.plots` and :class:`~a.b.Thing`") == (
         "batchgate report: see plots and Thing"
     )
+
+
+ENV_OPTIONS = ("--rules", "--recovery", "--tickets")  # the refund desk's
+
+
+def _shown(parser):
+    return {o for a in parser._actions if a.help != argparse.SUPPRESS for o in a.option_strings}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_commands_help_names_only_the_options_of_the_desk_it_plays(command):
+    assert not _shown(COMMANDS[command]) & set(ENV_OPTIONS), command  # the gate, by default
+    refund = command_parsers(build_parser("refund"))[command]
+    if any(action.dest == "rules" for action in refund._actions):  # it plays the desk's environment
+        assert _shown(refund) >= set(ENV_OPTIONS)
+        assert f"  batchgate {command} --desk refund --help: {', '.join(ENV_OPTIONS)}\n" in (
+            COMMANDS[command].format_help()
+        )
+
+
+def test_the_refund_desks_options_show_with_desk_refund(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["report", "--desk", "refund", "--help"])
+    assert done.value.code == 0
+    assert "--rules {default,original}" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"batchgate {importlib.metadata.version('batchgate_gym')}\n"
+
+
+def test_bench_help_says_what_it_measures_not_how_the_package_is_split():
+    assert "split by concern" not in COMMANDS["bench"].format_help()

@@ -157,7 +157,7 @@ def test_the_same_options_at_their_defaults_but_not_given_run(capsys):
     """Refused only when given: the defaults of the refused options are no reason to stop."""
     with pytest.raises(SystemExit) as stopped:
         main(["report", "--results", "none.jsonl"])
-    assert "not used here" not in str(stopped.value.code) and "none.jsonl" in str(stopped.value.code)
+    assert "not used here" not in str(stopped.value) and "none.jsonl" in str(stopped.value)
     assert main(["team", "--desk", "refund", "--seeds", "1"]) == 0
     assert "overlap" not in capsys.readouterr().out
 

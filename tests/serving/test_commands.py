@@ -27,7 +27,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -
 def test_what_cannot_be_served_ends_the_command_with_the_reason(argv: list[str], reason: str) -> None:
     with pytest.raises(SystemExit) as ended:
         main(argv)
-    assert reason in str(ended.value.code)
+    assert ended.value.code == 2 and reason in str(ended.value)  # a mistake on the command line
 
 
 @pytest.mark.parametrize(
