@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     source = args.cases or args.split or (desk.cases.default_split if args.case else None)
     cases = desk.fixed_cases(args.cases, args.split) if source else None
     catalog = DeskCatalog(
-        desk.name, source, env_kwargs(args, desk, cases), signer=signer_of(args, "mcp"), protocol="mcp"
+        desk.name,
+        source,
+        env_kwargs(args, desk, cases),
+        signer=signer_of(args.sign_key, "mcp"),
+        protocol="mcp",
     )
     try:
         # A case by id is played with seed 0, as a report of that one case plays it.

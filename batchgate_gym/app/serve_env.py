@@ -73,7 +73,7 @@ def catalog_of(args: argparse.Namespace) -> object:
         desk.name,
         source,
         env_kwargs(args, desk, cases),
-        signer=signer_of(args, "serve-env"),
+        signer=signer_of(args.sign_key, "serve-env"),
         protocol=args.protocol,
     )
 
@@ -86,14 +86,14 @@ def add_sign_key_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def signer_of(args: argparse.Namespace, command: str) -> Any:
-    """The ``--sign-key`` key, loaded before anything listens (None without one)."""
-    if args.sign_key is None:
+def signer_of(path: str | None, command: str) -> Any:
+    """The ``--sign-key`` key at ``path``, loaded before anything listens (None without one)."""
+    if path is None:
         return None
     from batchgate_gym.kernel.certificate import CertificateError, Signer
 
     try:
-        return Signer.load(args.sign_key)
+        return Signer.load(path)
     except CertificateError as exc:
         raise SystemExit(f"batchgate {command}: --sign-key: {exc}") from None
 

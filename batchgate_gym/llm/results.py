@@ -185,6 +185,11 @@ class _Cases:
         self._load(source)
         return self._by_source[source].get(case_id)
 
+    def ids(self, source: str) -> list[str]:
+        """The ids of ``source``'s cases, in order."""
+        self._load(source)
+        return list(self._by_source[source])
+
     def digest(self, source: str) -> str:
         """The source digest of the cases ``source`` names here (:func:`.certified.source_digest`)."""
         self._load(source)
@@ -304,7 +309,7 @@ class _Seen:
     infra: bool
 
 
-class _Loader:
+class ResultsReader:
     """Reads results files for one desk into models' rollouts (see :func:`load_results`)."""
 
     def __init__(self, desk_name: str, trust: TrustedKey | None, notices: list[str] | None) -> None:
@@ -321,14 +326,16 @@ class _Loader:
             raise ResultsError(f"{path}: no such results file")
         run = RunRecord.read(path)
         if self.trust is not None:
-            self._check_signed_manifest(run)
+            self.check_signed_manifest(run)
+        if run.manifest is not None:
+            self.check_selection(run)
         rows = read_rows(path, self.notices)
         for number, row in rows:
             self.read_row(row, f"{path}:{number}", run)
         for model in {str(row.get("model")) for _, row in rows}:
             self.runs.setdefault(model, []).append(run)
 
-    def _check_signed_manifest(self, run: RunRecord) -> None:
+    def check_signed_manifest(self, run: RunRecord) -> None:
         assert self.trust is not None
         if run.manifest is None:
             raise ResultsError(f"{run.path}.meta.json: no run manifest, so nothing of the run is signed")
@@ -336,6 +343,21 @@ class _Loader:
             certified.check_manifest_certificate(run.meta, self.trust)
         except CertificateError as exc:
             raise ResultsError(f"{run.path}.meta.json: the manifest's certificate: {exc}") from None
+
+    def check_selection(self, run: RunRecord) -> None:
+        """A manifest's cases are the ones its selection picks from its source: a run of 8
+        picked cases cannot pass for the first 8, nor for 8 drawn at random."""
+        assert run.manifest is not None
+        manifest, where = run.manifest, f"{run.path}.meta.json"
+        ids = self.cases.ids(str(manifest.get("source") or ""))
+        if manifest.get("source_digest") != self.cases.digest(str(manifest.get("source") or "")):
+            raise ResultsError(f"{where}: the manifest's source is not the one its digest names (edited?)")
+        picked = certified.selected_indices(manifest.get("selection") or {}, len(ids))
+        if picked is not None and manifest["case_ids"] != [ids[i] for i in picked]:
+            chosen = certified.selection_text(manifest.get("selection") or {}, len(ids))
+            raise ResultsError(f"{where}: the manifest says its cases are {chosen}, but they are not")
+        if picked is None and not set(manifest["case_ids"]) <= set(ids):
+            raise ResultsError(f"{where}: the manifest names cases its source does not hold")
 
     def read_row(self, row: dict[str, Any], where: str, run: RunRecord) -> None:
         missing = [name for name in ("desk", "case_id", "rollout", "model") if name not in row]
@@ -352,7 +374,9 @@ class _Loader:
         else:
             raise ResultsError(f"{where}: 'error' is null or an infra error, not {error!r}")
         rollout.case_index = int(row.get("case_index") or 0)
-        rollout.nonce = _log_nonce(row)
+        # One episode, one row: held for rows that name their reset seed (run-model's), whose
+        # rollouts each reset with a seed of their own; two plays by hand may share a seed.
+        rollout.nonce = _log_nonce(row) if "seed" in row else None
         rollout.source = str(row.get("source") or "")
         _read_extras(rollout, row)
         self._keep(str(row["model"]), rollout, run.path)
@@ -581,7 +605,7 @@ def load_results(
     """
     if incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete is one of {', '.join(INCOMPLETE)}, not {incomplete!r}")
-    loader = _Loader(desk_name, trust, notices)
+    loader = ResultsReader(desk_name, trust, notices)
     for path in paths:
         loader.read_file(Path(path))
     return loader.results(incomplete)
@@ -948,6 +972,7 @@ def _compared_line(report: Mapping[str, Any], names: Sequence[str]) -> str:
 __all__ = [
     "ModelResults",
     "ResultsError",
+    "ResultsReader",
     "Rollout",
     "RunRecord",
     "bootstrap_ci95",

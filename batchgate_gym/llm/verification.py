@@ -9,7 +9,7 @@ from pathlib import Path
 from batchgate_gym.desks import registry
 from batchgate_gym.kernel.certificate import TrustedKey
 
-from .results import ResultsError, RunRecord, _Loader, read_rows
+from .results import ResultsError, ResultsReader, RunRecord, read_rows
 
 
 @dataclass
@@ -56,10 +56,11 @@ def verify_file(path: Path, key: TrustedKey) -> FileVerdict:
     if desk not in registry.names():
         verdict.problems.append(f"{path}:{rows[0][0]}: a row of an unknown desk {desk!r}")
         return verdict
-    loader = _Loader(desk, key, notices=[])
+    loader = ResultsReader(desk, key, notices=[])
     run = RunRecord.read(path)
     try:
-        loader._check_signed_manifest(run)
+        loader.check_signed_manifest(run)
+        loader.check_selection(run)
     except ResultsError as exc:
         verdict.problems.append(str(exc))
         run = RunRecord(path, None, {})
@@ -83,8 +84,8 @@ def verify_file(path: Path, key: TrustedKey) -> FileVerdict:
                 or len(run.manifest["case_ids"]) * run.manifest["rollouts"]
             )
             verdict.missing = sum(len(m.missing) for m in found.values())
-            for model in found.values():
-                for case_id, rollout in model.missing[:10]:
+            for results in found.values():
+                for case_id, rollout in results.missing[:10]:
                     verdict.problems.append(
                         f"{path}: rollout {rollout} of {case_id!r} is planned but missing"
                     )

@@ -328,3 +328,15 @@ def test_the_docs_recipe_runs_and_openssl_alone_verifies_a_row(tmp_path: Path) -
         text=True,
     )
     assert refused.returncode != 0 and "Signature Verification Failure" in refused.stdout + refused.stderr
+
+
+def test_picked_cases_cannot_pass_for_the_first_ones_or_a_sample(
+    signed: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    files = split_runs(tmp_path)
+    for selection in ({"how": "first", "n": 4}, {"how": "sample", "n": 4, "seed": 0}):
+        meta = json.loads(Path(f"{files['b']}.meta.json").read_text())
+        meta["manifest"]["selection"] = selection  # cases 4-7 claimed as the first 4, or a sample
+        Path(f"{files['b']}.meta.json").write_text(json.dumps(meta))
+        status, _, err = report(["report", "--results", str(files["b"])], capsys)
+        assert status == 2 and "the manifest says its cases are" in err, err
