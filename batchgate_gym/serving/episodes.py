@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from batchgate_gym.desks import registry
+from batchgate_gym.kernel.case_sources import FixedCases
 from batchgate_gym.kernel.certificate import Signer, source_digest
 from batchgate_gym.kernel.sqlguard import encodable
 
@@ -142,7 +143,14 @@ class DeskCatalog:
         return registry.get(self.desk_name)
 
     def fixed_cases(self, split: str | None) -> list[Any] | None:
-        """The cases a reset plays from: ``split``'s, the server's, or None (procedural)."""
+        """The cases a reset plays from: ``split``'s, the server's, or None (procedural). A
+        reset's ``split`` comes from the network: it names one of the desk's splits, never a
+        file of the server's disk."""
+        if split is not None and split not in self.desk.cases.splits:
+            try:
+                self.desk.fixed_cases(split=split)  # the desk's own refusal, naming its splits
+            except registry.CaseSourceError as exc:
+                raise SessionRequestError(str(exc)) from None
         source = split or self.cases
         if source is None:
             return None
@@ -159,6 +167,24 @@ class DeskCatalog:
 
     def open(self) -> SessionEpisode:
         return SessionEpisode(self)
+
+    def check(self, request: ResetRequest) -> list[Any] | None:
+        """The fixed cases ``request`` plays from (None: procedural), once it is known that they
+        hold the case it names: a split, case id or case index they lack is refused with the
+        reason (:class:`SessionRequestError`), before a session opens or an environment is built."""
+        cases = self.fixed_cases(request.split)
+        if request.case_id is None and request.case_index is None:
+            return cases
+        if cases is None:
+            raise SessionRequestError(
+                "this server draws procedural cases from the seed; a case by id or index needs fixed "
+                "cases (reset with split=..., or start the server with --split or --cases)"
+            )
+        try:
+            FixedCases(cases).named(request.options())
+        except ValueError as exc:  # the kernel's own words: no such case_id, case_index out of range
+            raise SessionRequestError(str(exc)) from None
+        return cases
 
     def source_digest(self, source: str | None) -> str | None:
         """The digest of the fixed cases ``source`` names (None: procedural cases)."""
@@ -212,12 +238,7 @@ class SessionEpisode:
     def reset(self, request: ResetRequest) -> str:
         """Start an episode; its opening observation (the task text)."""
         self._check_open()
-        cases = self.catalog.fixed_cases(request.split)
-        if cases is None and (request.case_id is not None or request.case_index is not None):
-            raise SessionRequestError(
-                "this server draws procedural cases from the seed; a case by id or index needs fixed "
-                "cases (reset with split=..., or start the server with --split or --cases)"
-            )
+        cases = self.catalog.check(request)
         if self.env is None or request.split != self._split:
             self._close_env()
             self.env = self.catalog.desk.make_env(cases, **self.catalog.env_options)

@@ -203,13 +203,14 @@ def build_http_app(catalog: DeskCatalog, *, max_sessions: int, idle_timeout: flo
     )
 
     class Endpoint:
-        """``/mcp``: a new session's query is checked as a reset before the SDK opens it."""
+        """``/mcp``: a new session's query is checked as a reset (its fields, and that the cases
+        hold the case it names) before the SDK opens it."""
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             request = Request(scope, receive)
             if "mcp-session-id" not in request.headers:
                 try:
-                    reset_from_query(request.query_params)
+                    catalog.check(reset_from_query(request.query_params))
                 except SessionRequestError as exc:
                     error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": str(exc)}}
                     await JSONResponse(error, status_code=400)(scope, receive, send)

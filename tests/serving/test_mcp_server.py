@@ -178,6 +178,24 @@ def initialize(client: httpx.Client, url: str) -> httpx.Response:
     return client.post(url, json=hello, headers=ACCEPT)
 
 
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ({"case_id": "eval-nope-0"}, "no case with case_id 'eval-nope-0'"),
+        ({"case_index": 9999}, "case_index 9999 is outside 0..31"),
+        ({"split": "test"}, "has no split 'test'"),
+    ],
+)
+def test_a_session_for_a_case_the_server_lacks_is_refused_with_400_before_it_opens(
+    servers: dict[str, Served], query: dict[str, Any], reason: str
+) -> None:
+    with httpx.Client(timeout=30) as client:
+        refused = initialize(client, mcp_url(servers["gate"], **query))
+        live = client.get(servers["gate"].url("/sessions")).json()["live"]
+    assert refused.status_code == 400 and reason in refused.json()["error"]["message"]
+    assert "mcp-session-id" not in refused.headers and live == 0
+
+
 def test_malformed_requests_and_guessed_or_reused_session_ids_are_refused(servers: dict[str, Served]) -> None:
     gate = servers["gate"]
     with httpx.Client(timeout=30) as client:
