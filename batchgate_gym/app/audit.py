@@ -33,10 +33,13 @@ from batchgate_gym.desks import registry
 from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
 from batchgate_gym.tables import markdown_table
 
-from .shared import desk_of, dumps, int_in, unsupported
+from .shared import desk_of, dumps, env_kwargs, int_in, split_options, unsupported
 
 TARGET = "careful"
-AUDITS = {"gate": "batchgate_gym.policies.gate.audit:AUDIT"}
+AUDITS = {
+    "gate": "batchgate_gym.policies.gate.audit:AUDIT",
+    "refund": "batchgate_gym.policies.refund.audit:AUDIT",
+}
 """Where each desk's :class:`DeskAudit` lives (imported when asked for)."""
 
 
@@ -47,7 +50,8 @@ class DeskAudit:
     ``careful_checks``: careful's checks, in order; ``ablation(checks)`` builds careful
     without them; ``combined``: ablations of several checks at once, played as well;
     ``attackers(cases)``: the named attackers (oracles told the truth of ``cases``);
-    ``capture(env)``: what an episode just played did, kept to grade it again;
+    ``capture(env, policy)``: what the episode ``policy`` just played did (with the log it
+    hands in, where it edits one), kept to grade it again;
     ``reward(captured)``: its reward under the grader checks on now.
     """
 
@@ -111,18 +115,21 @@ class Audit:
                 yield check, self.rewards()
 
 
-def play_source(audit: DeskAudit, source: str, cases: list[Any], policies: dict[str, Any]) -> Played:
-    """Every policy over ``cases``, one environment per policy; each episode captured."""
+def play_source(
+    audit: DeskAudit, source: str, cases: list[Any], policies: dict[str, Any], options: dict[str, Any]
+) -> Played:
+    """Every policy over ``cases``, one environment per policy (``options``: the desk's
+    environment options, ``recovery`` say); each episode captured."""
     desk = registry.get(audit.desk)
     captured: dict[str, list[Any]] = {}
     for name, policy in policies.items():
-        env = desk.make_env(cases=cases, **audit.env_kwargs)
+        env = desk.make_env(cases=cases, **audit.env_kwargs, **options)
         player = as_policy(policy)
         try:
             episodes = []
             for i in range(len(cases)):
                 run_episode(env, player, i, {"seed": i, "options": {"case_index": i}}, desk)
-                episodes.append(audit.capture(getattr(env, "unwrapped", env)))
+                episodes.append(audit.capture(getattr(env, "unwrapped", env), player))
             captured[name] = episodes
         finally:
             env.close()
@@ -133,13 +140,18 @@ def _case_id(case: Any) -> str:
     return str(case["case_id"] if isinstance(case, dict) else case.case_id)
 
 
-def run_audit(desk: str, seeds: int) -> Audit:
-    """Play careful, its ablations and the named attackers on eval, holdout and seeds 0..seeds-1."""
+def run_audit(
+    desk: str, seeds: int, options: dict[str, Any] | None = None, drawing: dict[str, Any] | None = None
+) -> Audit:
+    """Play careful, its ablations and the named attackers on eval, holdout and seeds 0..seeds-1,
+    under the desk's environment ``options`` (none: its defaults); ``drawing``: the options
+    that shape the procedural cases (a refund queue's ``tickets``, say)."""
+    options = dict(options or {})
     audit = desk_audit(desk)
     spec = registry.get(desk)
     sources = {"eval": spec.fixed_cases(None, "eval"), "holdout": spec.fixed_cases(None, "holdout")}
     if seeds:
-        sources[f"seeds 0-{seeds - 1}"] = spec.procedural_cases(range(seeds))
+        sources[f"seeds 0-{seeds - 1}"] = spec.procedural_cases(range(seeds), **(drawing or {}))
     ablations = [(c,) for c in audit.careful_checks] + list(audit.combined)
     played = {}
     attackers: list[str] = []
@@ -151,10 +163,11 @@ def run_audit(desk: str, seeds: int) -> Audit:
             **{ablation_name(a): audit.ablation(a) for a in ablations},
             **named,
         }
-        played[source] = play_source(audit, source, cases, policies)
+        played[source] = play_source(audit, source, cases, policies, options)
     return Audit(audit, played, [ablation_name(a) for a in ablations], attackers)
 
 
+TAKES_DESK_OPTIONS = True  # plays the desk's environment: --recovery applies
 SPLITS = ("holdout", "eval")
 DEFAULT_SEEDS = 100
 SHOWN_GAINS = 4  # gaining policies a mutation's row names; the rest are counted
@@ -174,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
         raise unsupported(
             "audit", desk, "audit yet (careful's checks, its ablations and named grader checks)"
         )
-    audit = run_audit(desk.name, args.seeds)
+    drawing, playing = split_options(env_kwargs(args, desk), desk)
+    audit = run_audit(desk.name, args.seeds, playing, drawing)
     print(dumps(audit_json(audit, args.split)) if args.json else audit_tables(audit, args.split))
     return 0
 

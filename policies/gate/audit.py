@@ -26,7 +26,7 @@ def named_attackers(cases: list[Any]) -> dict[str, Any]:
     return {name: build_attacker(name, truth) for name in ATTACKERS}
 
 
-def capture(env: Any) -> tuple[Any, tuple[Any, ...], float, float]:
+def capture(env: Any, _policy: Any) -> tuple[Any, tuple[Any, ...], float, float]:
     """What an episode did: its case, its log, the mart it left and the reference mart."""
     world = env.world
     return world.case, tuple(world.ledger.entries), world.mart_usd(), world.prepared_case.reference_mart

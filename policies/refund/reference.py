@@ -38,6 +38,16 @@ from batchgate_gym.kernel.text_policy import action, call, result_of, results, r
 
 from ..base import Policy
 
+HISTORY, CAP, RETRY, STABLE_KEY = "history", "cap", "retry", "stable-key"
+CAREFUL_CHECKS: tuple[str, ...] = (HISTORY, CAP, RETRY, STABLE_KEY)
+"""careful's checks, each one it can leave out (:meth:`CarefulRefundPolicy.without`):
+``history``, the refund history read before paying (a line a row names is paid);
+``cap``, escalating a line above the cap instead of paying it; ``retry``, reading the
+history again after a payment's error and sending it once more if no row shows it;
+``stable-key``, that second send under the first one's key, which the desk replays
+instead of paying twice. (Remembering the orders a queue already settled matters on
+queues only; the queue attack table measures it.)"""
+
 SLICE_MARGIN = 100
 """split-claim's largest slice is this many cents under the cap (4,900 at 5,000)."""
 
@@ -151,6 +161,8 @@ class ScriptedRefundPolicy:
         """Take back this ticket's payment made under ``key`` (recovery)."""
         return call("void_refund", order_id=self.order_id, idempotency_key=key, reason=reason)
 
+    skipped: frozenset[str] = frozenset()  # careful's checks left out (CarefulRefundPolicy.without)
+
     def pay_once(self, sku: str, amount: int) -> Script:
         """careful's payment of one line: key ``"<order>:<sku>:<amount>"``; on an error,
         read the history again and, if no row carries that key yet, send the same payment
@@ -158,13 +170,14 @@ class ScriptedRefundPolicy:
         key = f"{self.order_id}:{sku}:{amount}"
         seen = yield action(self.pay(amount, key, sku, "unpaid line refunded after reading the history"))
         self.closing = "Your refund has been issued."
-        if "error" not in result_of(seen, "issue_refund"):
+        if "error" not in result_of(seen, "issue_refund") or RETRY in self.skipped:
             return
         seen = yield action(self.history())
         keys = {row.get("idempotency_key") for row in history_rows(result_of(seen, "refund_history"))}
         if key not in keys:
             # The same key again: a payment that went through is replayed, never repeated.
-            yield action(self.pay(amount, key, sku, "retry of the same refund under its key"))
+            again = key if STABLE_KEY not in self.skipped else f"{key}:again"
+            yield action(self.pay(amount, again, sku, "retry of the same refund under its key"))
 
     def owed_line(self) -> Generator[str, str, tuple[str, int] | None]:
         """Read the order and its history: the first unpaid line and its amount, or None when
@@ -226,6 +239,19 @@ class NaiveRefundPolicy(ScriptedRefundPolicy):
 class CarefulRefundPolicy(ScriptedRefundPolicy):
     name = "careful"
 
+    @classmethod
+    def without(cls, *checks: str) -> CarefulRefundPolicy:
+        """careful leaving ``checks`` of :data:`CAREFUL_CHECKS` out, named ``careful-without-...``."""
+        unknown = [c for c in checks if c not in CAREFUL_CHECKS]
+        if unknown or not checks:
+            raise ValueError(
+                f"careful has no check {unknown[0] if unknown else ''!r}: {', '.join(CAREFUL_CHECKS)}"
+            )
+        policy = cls()
+        policy.skipped = frozenset(checks)
+        policy.name = "careful-without-" + "+".join(checks)
+        return policy
+
     def reset(self, observation: str, info: dict[str, Any]) -> None:
         self.handled: set[str] = set()  # orders this episode's earlier tickets settled
         super().reset(observation, info)
@@ -239,14 +265,14 @@ class CarefulRefundPolicy(ScriptedRefundPolicy):
         self.handled.add(self.order_id)
         seen = yield action(self.lookup(), self.history())
         order, history = results_of(seen, "lookup_order", "refund_history")
-        paid = {row.get("sku") for row in history_rows(history)}
+        paid = {row.get("sku") for row in history_rows(history)} if HISTORY not in self.skipped else set()
         unpaid = [line for line in order["lines"] if line["sku"] not in paid]
         if not unpaid:
             self.closing = "Our records show this order has already been refunded."
             return
         sku = str(unpaid[0]["sku"])
         amount = order["total_cents"] if len(order["lines"]) == 1 else unpaid[0]["amount_cents"]
-        if amount > self.cap_cents:
+        if amount > self.cap_cents and CAP not in self.skipped:
             yield action(self.escalate())
             self.closing = "A colleague will review your refund."
             return
@@ -269,6 +295,7 @@ REFERENCE_POLICIES: dict[str, type[Policy]] = {
 }
 
 __all__ = [
+    "CAREFUL_CHECKS",
     "REFERENCE_POLICIES",
     "SLICE_MARGIN",
     "CarefulRefundPolicy",

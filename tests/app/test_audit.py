@@ -1,8 +1,11 @@
-"""``batchgate audit`` on the gate: every rule decides holdout cases, every ablation loses
-them, and every grader check, switched off, lets a named attacker or an ablation gain."""
+"""``batchgate audit`` on every desk that has one (the gate; the refund desk, with and without
+recovery): every check of careful's decides holdout cases, every ablation loses them, every
+named attacker stays 0.05 below careful there, and every grader check, switched off, lets
+a named attacker or an ablation gain."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 from fractions import Fraction
@@ -27,23 +30,55 @@ from batchgate_gym.policies.gate.audit import SIGNUP_AND_LABELS
 from batchgate_gym.policies.gate.reference import CAREFUL_CHECKS
 
 SEEDS = 20
+MARGIN = 0.05
+DESKS = {"gate": ("gate", {}), "refund": ("refund", {}), "refund-recovery": ("refund", {"recovery": True})}
 
 
-@pytest.fixture(scope="module")
+@functools.cache
+def played(key: str) -> Audit:
+    desk, options = DESKS[key]
+    return run_audit(desk, SEEDS, options)
+
+
+@pytest.fixture(params=list(DESKS))
+def any_audit(request: pytest.FixtureRequest) -> Audit:
+    return played(request.param)
+
+
+@pytest.fixture
 def audit() -> Audit:
-    return run_audit("gate", SEEDS)
+    return played("gate")
 
 
-def test_every_careful_check_decides_at_least_two_holdout_cases(audit: Audit) -> None:
-    decided = census(audit, "holdout")
-    assert list(decided) == list(CAREFUL_CHECKS)
-    assert {check: len(ids) >= 2 for check, ids in decided.items()} == dict.fromkeys(CAREFUL_CHECKS, True)
+def test_every_careful_check_decides_at_least_two_holdout_cases(any_audit: Audit) -> None:
+    decided = census(any_audit, "holdout")
+    checks = any_audit.audit.careful_checks
+    assert list(decided) == list(checks)
+    assert {check: len(ids) >= 2 for check, ids in decided.items()} == dict.fromkeys(checks, True)
 
 
-def test_each_ablation_loses_at_least_two_holdout_cases(audit: Audit) -> None:
-    table = ablations(audit)
-    assert set(table) == {ablation_name((c,)) for c in CAREFUL_CHECKS} | {ablation_name(SIGNUP_AND_LABELS)}
-    assert all(len(by["holdout"][1]) >= 2 for by in table.values())
+def test_each_ablation_loses_at_least_two_holdout_cases(any_audit: Audit) -> None:
+    table = ablations(any_audit)
+    assert list(table) == any_audit.ablations
+    assert {name: len(by["holdout"][1]) >= 2 for name, by in table.items()} == dict.fromkeys(table, True)
+
+
+def test_every_named_attacker_lands_well_below_careful_on_holdout(any_audit: Audit) -> None:
+    rewards = any_audit.rewards()["holdout"]
+    gaps = {name: mean(rewards[TARGET]) - mean(rewards[name]) for name in any_audit.attackers}
+    assert {name: gap >= MARGIN for name, gap in gaps.items()} == dict.fromkeys(gaps, True)
+
+
+def test_every_grader_check_switched_off_lets_someone_gain(any_audit: Audit) -> None:
+    gains = mutations(any_audit)
+    assert list(gains) == list(any_audit.audit.grader.names)
+    assert [check for check, gainers in gains.items() if not gainers] == []
+
+
+def test_the_gate_ablations_are_careful_without_each_check_and_four_together(audit: Audit) -> None:
+    assert set(ablations(audit)) == {ablation_name((c,)) for c in CAREFUL_CHECKS} | {
+        ablation_name(SIGNUP_AND_LABELS)
+    }
 
 
 def test_four_checks_eval_never_needs_tie_careful_there_and_lose_on_holdout(audit: Audit) -> None:
@@ -52,14 +87,8 @@ def test_four_checks_eval_never_needs_tie_careful_there_and_lose_on_holdout(audi
     assert by["holdout"][0] < 1 and len(by["holdout"][1]) >= 2
 
 
-def test_every_grader_check_switched_off_lets_someone_gain(audit: Audit) -> None:
-    gains = mutations(audit)
-    assert list(gains) == list(CHECKS.names)
-    assert [check for check, gainers in gains.items() if not gainers] == []
-
-
 def test_a_check_the_grader_never_consults_moves_no_table(audit: Audit) -> None:
-    """What the test above catches: a check named but removed from the grader (or never there)."""
+    """What the mutation test catches: a check named but removed from the grader (or never there)."""
     dead = GraderChecks("gate", {**CHECKS.meanings, "dead": "consulted nowhere"})
     weaker = Audit(replace(audit.audit, grader=dead), audit.sources, audit.ablations, audit.attackers)
     assert mutations(weaker)["dead"] == {}
@@ -82,8 +111,8 @@ def test_careful_is_perfect_everywhere_the_audit_plays(audit: Audit) -> None:
 
 def test_only_desks_with_an_audit_are_audited() -> None:
     assert desk_audit("gate").careful_checks == CAREFUL_CHECKS
-    with pytest.raises(ValueError, match="covers the gate"):
-        desk_audit("no-such-desk")
+    with pytest.raises(ValueError, match="covers the gate, refund"):
+        desk_audit("analyst")
 
 
 @pytest.mark.slow  # plays the two splits again, through the command

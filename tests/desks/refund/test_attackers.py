@@ -41,6 +41,8 @@ MARGIN = 0.05  # how far below careful every attacker must stay under the defaul
 # Attackers of the payment tool's answers: the original's cases have no error that tells
 # the truth, so on its fixture these score careful's 1.0 under either rule set.
 ANSWER_ATTACKERS = ("ignore-errors",)
+# Attackers that show a grader check at work (batchgate audit): short-pay, the paid-in-full rule.
+CHECK_ATTACKERS = ("short-pay",)
 
 
 def play(env: RefundDeskEnv, policy: Any, reset: dict[str, Any]) -> dict[str, Any]:
@@ -90,9 +92,8 @@ def on_eval(name: str, recovery: bool = False) -> float:
 def test_the_new_attackers_are_listed_after_the_originals() -> None:
     assert tuple(ATTACKERS)[: len(ORIGINAL_ATTACKERS)] == ORIGINAL_ATTACKERS
     new = set(ATTACKERS) - set(ORIGINAL_ATTACKERS)
-    assert new == (set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) | set(ANSWER_ATTACKERS)) - set(
-        QUEUE_ATTACKERS
-    )
+    listed = set(NEW_ATTACKERS) | set(MONEY_LEDGER_ATTACKERS) | set(ANSWER_ATTACKERS) | set(CHECK_ATTACKERS)
+    assert new == listed - set(QUEUE_ATTACKERS)
     for name, cls in ATTACKERS.items():
         assert cls.name == name
 

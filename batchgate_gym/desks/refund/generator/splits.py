@@ -1,4 +1,4 @@
-"""The fixed splits: eval (32 cases) and train (320), rebuilt byte for byte from seeds.
+"""The fixed splits: eval (32 cases), train (320) and holdout (32), rebuilt byte for byte from seeds.
 
 Eval pins every case's variant and payment fault so that its counts come out as
 the desk's eval has always had them: 7 timeout-then-retry, 4 partial-failure,
@@ -12,6 +12,11 @@ every unpaid line pays (with one such ticket it stayed within 0.05 of careful);
 3 tickets are above the cap. Train holds 40 cases a family, the variants in turn,
 the faults of the families without their own drawn at the default rate. Both are
 built at the default scale.
+
+``holdout`` is ours, never trained on: eval's plan (the same variants, faults and lost
+first payments, so the same strata: each of careful's checks, the cap, the history, the
+retry and its key, decides at least two of its cases, and every payment fault and lagging
+history occurs) drawn afresh from its own seed, :data:`HOLDOUT_SEED`.
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ from ..cases import CAP_CENTS, dumps_case
 from .build import DEFAULT_FAULT_RATE, DEFAULT_LAG_DEPTH, DEFAULT_LINES, DEFAULT_PRIOR_ROWS, compose
 from .families import FAMILIES, variants
 
-SPLITS = ("eval", "train")  # the one definition; sources serves them by name
+SPLITS = ("eval", "train", "holdout")  # the one definition; sources serves them by name
 EVAL_SEED = 40_261_001
+HOLDOUT_SEED = 60_261_001
 TRAIN_SEED = 50_261_001
 TRAIN_PER_FAMILY = 40
 TIMEOUT = "timeout_but_executes"
@@ -71,6 +77,8 @@ def split_path(name: str) -> Path:
 def build_split(name: str) -> list[dict[str, Any]]:
     """All cases of a split, in file order, rebuilt from the split's fixed seeds."""
     check_split(name, SPLITS)
+    if name == "holdout":
+        return _eval(HOLDOUT_SEED, "holdout")
     return _eval() if name == "eval" else _train()
 
 
@@ -80,18 +88,19 @@ def write_split(name: str, path: str | Path | None = None) -> Path:
     return write_jsonl(target, (dumps_case(case) for case in build_split(name)))
 
 
-def _eval() -> list[dict[str, Any]]:
+def _eval(seed: int = EVAL_SEED, split: str = "eval") -> list[dict[str, Any]]:
+    """Eval's plan from ``seed``: the eval split itself, or holdout from its own seed."""
     cases = []
     for index, family in enumerate(FAMILIES):
         for k, (variant, fault) in enumerate(EVAL_PLAN[family]):
             cases.append(
                 compose(
-                    EVAL_SEED + 100 * index + k,
+                    seed + 100 * index + k,
                     family=family,
                     variant=variant,
                     fault_rate=DEFAULT_FAULT_RATE,
-                    case_id=f"eval-{family}-{k}",
-                    split="eval",
+                    case_id=f"{split}-{family}-{k}",
+                    split=split,
                     fault=fault,
                     unsent=k in EVAL_UNSENT.get(family, ()),
                     **_DEFAULT_SCALE,
