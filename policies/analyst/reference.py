@@ -37,8 +37,8 @@ from .sql import (
 from .tpch_sql import TPCH_TABLES_ANSWERS
 
 Script = Generator[str, str, None]
-_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb): ", re.MULTILINE)
-_DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse"}
+_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb|postgres): ", re.MULTILINE)
+_DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
 _TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"

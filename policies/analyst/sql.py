@@ -1,4 +1,4 @@
-"""What an analyst reads in a question, and the SQL that answers it, in SQLite's, DuckDB's and ClickHouse's dialects.
+"""What an analyst reads in a question, and the SQL that answers it, in SQLite's, DuckDB's, ClickHouse's and PostgreSQL's dialects.
 
 This is the analyst's side: it knows nothing of the desk but the question's text. The
 same solutions are the independent SQL the cross-check test holds every template's
@@ -82,12 +82,16 @@ def read_question(text: str) -> Reading | None:
 def _month(column: str, dialect: str) -> str:
     if dialect == "clickhouse":
         return f"substring(toString({column}), 1, 7)"
+    if dialect == "postgres":
+        return f"to_char({column}, 'YYYY-MM')"
     return f"substr({column}, 1, 7)" if dialect == "sqlite" else f"strftime({column}, '%Y-%m')"
 
 
 def _days(later: str, earlier: str, dialect: str) -> str:
     if dialect == "sqlite":
         return f"CAST(julianday({later}) - julianday({earlier}) AS INTEGER)"
+    if dialect == "postgres":
+        return f"({later} - {earlier})"
     return f"date_diff('day', {earlier}, {later})"
 
 

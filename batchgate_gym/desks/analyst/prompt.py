@@ -32,6 +32,7 @@ _DIALECTS = {
     "lake": "DuckDB over Parquet files",
     "files": "DuckDB over raw CSV and JSON files",
     "chdb": "ClickHouse (chDB, in process; read-only)",
+    "postgres": "PostgreSQL (a server; a read-only role)",
 }
 
 

@@ -25,7 +25,8 @@ evidence a grader re-runs, live or in a replay, gives what the agent saw:
 * ``duckdb``: the dataset's DuckDB database file opened ``read_only``;
 * ``lake``: the Parquet copy, as views in an in-memory DuckDB;
 * ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB;
-* ``chdb`` (optional extra): ClickHouse in the process (:mod:`.chdb_store`).
+* ``chdb`` (optional extra): ClickHouse in the process (:mod:`.chdb_store`);
+* ``postgres``: a PostgreSQL server the desk starts, a read-only role (:mod:`.postgres_store`).
 
 The DuckDB stores run one thread under a memory limit with no spilling to disk,
 external access switched off after the views are made (only the case's own
@@ -78,9 +79,10 @@ from .function_lists import DUCKDB
 from .market import DataSpec
 
 STORES = ("sqlite", "duckdb", "lake", "files")
-# Stores behind an optional extra: never drawn for a procedural case or a fixed split
-# of levels 1 to 7, asked for by name (the ``chdb`` split).
-OPTIONAL_STORES = ("chdb",)
+# Stores never drawn for a procedural case or the eval and train splits' single-store
+# cases, asked for by name (the ``chdb`` and ``postgres`` splits): chDB is behind an
+# optional extra, and the postgres store starts a server.
+OPTIONAL_STORES = ("chdb", "postgres")
 MAX_ROWS = 50
 MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
@@ -658,6 +660,10 @@ def open_store(
         if visible not in (None, table_names(spec)):
             raise ValueError("the chdb store serves every table of its dataset")
         return ChdbStore(spec, seconds)
+    if kind == "postgres":
+        from .postgres_store import PostgresStore
+
+        return PostgresStore(spec, visible, seconds)
     if kind == "duckdb" and visible not in (None, table_names(spec)):
         raise ValueError("the duckdb store serves every table of its dataset")
     if kind in STORES:

@@ -154,7 +154,7 @@ def _honest_query(case: Any) -> str | None:
     reading = read_question(case.question)
     if reading is None or reading.kind in (*DECLINE, *CROSS):
         return None
-    dialect = {"sqlite": "sqlite", "chdb": "clickhouse"}.get(case.stores[0], "duckdb")
+    dialect = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}.get(case.stores[0], "duckdb")
     return solution(reading.kind, reading.params, dialect)
 
 

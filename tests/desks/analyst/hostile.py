@@ -1,6 +1,7 @@
 """What every store's hostile suite checks: a hostile query refused at once; a huge one stopped, or cut to size, within its budget.
 
-Shared by the DuckDB/SQLite suite and the chdb suite, which import it from this package.
+Shared by the DuckDB/SQLite suite and the chdb and postgres suites, which import it from
+this package, with the check each store's own split gets: careful perfect, every log replayed.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused
 from batchgate_gym.kernel.infra import InfraFailure
 
@@ -38,3 +40,23 @@ def refuse_all(store: Any, queries: list[str]) -> None:
         with pytest.raises(StoreRefused):
             store.run(query)
         assert time.process_time() - start < 1.0, query
+
+
+def careful_is_perfect(cases: list[Any]) -> None:
+    """careful scores 1.0 on every case, with no infrastructure error, and each log replays to its score."""
+    from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+    from batchgate_gym.policies.analyst.reference import CarefulAnalyst
+
+    env = AnalystDeskEnv(cases)
+    policy = CarefulAnalyst()
+    for index, case in enumerate(cases):
+        observation, info = env.reset(seed=index, options={"case_index": index})
+        policy.reset(observation, info)
+        done = False
+        while not done:
+            observation, reward, terminated, truncated, info = env.step(policy.act(observation))
+            done = terminated or truncated
+        assert reward == 1.0, (case.case_id, info["score"])
+        assert info["score"]["infra_errors"] == 0
+        assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
+    env.close()

@@ -21,14 +21,12 @@ import pytest
 from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.canonical import cache_root
 from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
-from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
-from .hostile import refuse_all, run_bounded
+from .hostile import careful_is_perfect, refuse_all, run_bounded
 
 NEEDS_CHDB = "the chdb store needs the optional 'analyst-chdb' extra (pip install chdb)"
 try:
@@ -198,19 +196,7 @@ def test_same_rows_as_duckdb(store) -> None:
 def test_careful_is_perfect_on_the_chdb_split_and_every_log_replays() -> None:
     cases = split_cases("chdb")
     assert {c.store for c in cases} == {"chdb"} and {c.level for c in cases} == {1, 2, 3, 5, 6, 7}
-    env = AnalystDeskEnv(cases)
-    policy = CarefulAnalyst()
-    for index, case in enumerate(cases):
-        observation, info = env.reset(seed=index, options={"case_index": index})
-        policy.reset(observation, info)
-        done = False
-        while not done:
-            observation, reward, terminated, truncated, info = env.step(policy.act(observation))
-            done = terminated or truncated
-        assert reward == 1.0, (case.case_id, info["score"])
-        assert info["score"]["infra_errors"] == 0
-        assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
-    env.close()
+    careful_is_perfect(cases)
 
 
 @needs_chdb

