@@ -74,3 +74,44 @@ def test_version(capsys):
 
 def test_bench_help_says_what_it_measures_not_how_the_package_is_split():
     assert "split by concern" not in COMMANDS["bench"].format_help()
+
+
+OPTIONS_BLOCK = re.compile(
+    r"<!-- options: tests/app/test_help.py -->\n(?P<table>.*?)\n<!-- /options -->", re.S
+)
+
+
+def options_table() -> str:
+    """Each command's options as its --help names them: on the default desk, and what
+    ``--desk refund`` adds (the analyst desk adds none)."""
+    refund = command_parsers(build_parser("refund"))
+    rows = ["| command | options | with `--desk refund`, also |", "|---|---|---|"]
+    for name, parser in COMMANDS.items():
+        shown = [o for a in parser._actions if a.help != argparse.SUPPRESS for o in a.option_strings]
+        shown = [o for o in shown if o.startswith("--") and o != "--help"] + [
+            o for o in shown if not o.startswith("--") and o != "-h"
+        ]
+        extra = sorted(_shown(refund[name]) - _shown(parser))
+        cells = ", ".join(f"`{o}`" for o in shown) or "(none)"
+        rows.append(f"| `{name}` | {cells} | {', '.join(f'`{o}`' for o in extra)} |")
+    return "\n".join(rows)
+
+
+def test_the_commands_page_pins_each_commands_options():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
+    found = OPTIONS_BLOCK.search(page)
+    assert found is not None
+    assert found["table"] == options_table()
+    assert _shown(command_parsers(build_parser("analyst"))["report"]) == _shown(COMMANDS["report"])
+
+
+def test_the_commands_page_has_the_before_and_after_table_of_the_fourteen():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text()
+    table = page.split("## Before and after: what a new user met in the second hour\n", 1)[1]
+    numbers = [int(line.split("|")[1]) for line in table.splitlines() if re.match(r"^\| \d+ \|", line)]
+    assert numbers == list(range(1, 15))
+    assert all("`tests/" in line for line in table.splitlines() if re.match(r"^\| \d+ \|", line))
