@@ -116,7 +116,7 @@ def build_parser(desk: str = DEFAULT_DESK) -> argparse.ArgumentParser:
         if getattr(module, "TAKES_DESK", True):  # view reads the desk from its rows
             add_desk_option(command)
         if getattr(module, "TAKES_DESK_OPTIONS", False):
-            add_desk_env_options(command, desk)
+            add_desk_env_options(command, desk, getattr(module, "desk_options", None))
         module.add_arguments(command)
         command.set_defaults(handler=module.run, unused=getattr(module, "unused_options", None))
     return parser

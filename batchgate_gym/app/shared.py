@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from batchgate_gym.desks import registry
@@ -68,28 +68,40 @@ def desk_of(args: argparse.Namespace) -> registry.DeskSpec:
     return registry.get(getattr(args, "desk", DEFAULT_DESK))
 
 
-def add_desk_env_options(parser: argparse.ArgumentParser, desk: str = DEFAULT_DESK) -> None:
+def add_desk_env_options(
+    parser: argparse.ArgumentParser,
+    desk: str = DEFAULT_DESK,
+    taken: Callable[[str], Sequence[str] | None] | None = None,
+) -> None:
     """Every registered desk's environment options (``--rules`` ...), as ``--NAME VALUE``
     (read from the registrations: declaring them builds no desk). ``--help`` shows those of
-    ``desk`` (the one the command line names) and, at its end, how to see the others; they
-    parse all the same, to be refused with the name of the desk that has them
-    (:func:`env_kwargs`)."""
+    ``desk`` (the one the command line names) that the command takes there (``taken(desk)``,
+    when the command says: the team game takes fewer) and, at its end, how to see the other
+    desks'; they parse all the same, to be refused with the reason (:func:`env_kwargs`, the
+    command's ``unused_options``)."""
     elsewhere: dict[str, list[str]] = {}
+    own = [option for option in registry.all_options() if desk in registry.having_option(option)]
+    takes = None if taken is None or not own else taken(desk)  # a desk without options is not built
     for option in registry.all_options().values():
         having = registry.having_option(option.name)
         flag = f"--{option.name.replace('_', '-')}"
         shown = f"{option.help} (the {' and '.join(having)} desk only; default: {option.default!r})"
+        applies = desk in having and (takes is None or option.name in takes)
         parser.add_argument(
             flag,
             dest=option.name,
             choices=option.choices,
             default=None,  # not given: the desk's own default, and no desk is refused for it
-            help=shown if desk in having else argparse.SUPPRESS,
+            help=shown if applies else argparse.SUPPRESS,
         )
         if desk not in having:
             for name in having:
                 elsewhere.setdefault(name, []).append(flag)
-    lines = [f"  {parser.prog} --desk {name} --help: {', '.join(flags)}" for name, flags in elsewhere.items()]
+    # The flags of another desk, where the command takes them all there (that desk is not built to ask).
+    lines = [
+        f"  {parser.prog} --desk {name} --help" + ("" if taken else f": {', '.join(flags)}")
+        for name, flags in elsewhere.items()
+    ]
     if lines:  # a list under its heading: the help formatter keeps its lines as written
         parser.epilog = "\n".join(["options of other desks:", *lines])
 

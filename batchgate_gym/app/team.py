@@ -30,6 +30,16 @@ from .shared import UsageError, desk_of, env_kwargs, int_in, probability, unsupp
 TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamSpec.options); the rest are refused
 
 
+def desk_options(desk: str) -> tuple[str, ...] | None:
+    """The desk's options its team game takes, for ``--help`` (None: not known without the
+    desk's extra, and every option is shown)."""
+    try:
+        game = registry.get(desk).team
+    except ModuleNotFoundError:
+        return None
+    return () if game is None else tuple(game.options)
+
+
 def _game(desk: registry.DeskSpec | str) -> registry.TeamSpec:
     spec = registry.get(desk) if isinstance(desk, str) else desk
     if spec.team is None:
