@@ -205,11 +205,14 @@ class RunSummary:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self, out: Path) -> str:
-        """The one-line summary ``batchgate run-model`` ends with."""
+        """The one-line summary ``batchgate run-model`` ends with; when nothing was scored, with
+        the first infra error's class and message, so that a slow or lying server is named."""
+        errors = [row["error"] for row in self.rows if isinstance(row.get("error"), Mapping)]
+        first = f"; the first: {errors[0].get('class')}: {errors[0].get('message')}" if errors else ""
         return (
             f"{out}: {self.scored} scored ({self.truncated} cut short), {self.infra_errors} infra errors,"
             f" {self.skipped} already done of {self.planned}; {self.requests} requests"
-            f" ({self.retries} retries); {self.elapsed_s:.1f} s"
+            f" ({self.retries} retries); {self.elapsed_s:.1f} s" + (first if not self.scored else "")
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,31 +24,40 @@ ARGPARSE = "argparse"  # a refusal by argparse: the usage, then "batchgate CMD: 
 
 
 class _Html(http.server.BaseHTTPRequestHandler):
-    """A web server where an API should be: every request answered with a page."""
+    """A server that is no chat-completions API: under /html a web page; under /lie JSON that
+    is not a chat completion; under /slow the same, too late for the client's timeout."""
 
-    def _page(self) -> None:
-        body = b"<html><body>It works!</body></html>"
+    def _answer(self) -> None:
+        if self.path.startswith("/slow"):
+            time.sleep(SLOW_S)
+        page = self.path.startswith("/html")
+        body = b"<html><body>It works!</body></html>" if page else b'{"id": "x", "object": "chat.completion"}'
         self.send_response(200)
-        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Type", "text/html" if page else "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._page()
+        self._answer()
 
-    do_GET = _page
+    do_GET = _answer
 
     def log_message(self, *args: object) -> None:
         pass
 
 
+class _Quiet(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up on /slow has hung up: writing to it fails, as expected."""
+
+
 @pytest.fixture(scope="module")
 def html_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Html)
+    server = _Quiet(("127.0.0.1", 0), _Html)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
 
@@ -60,11 +70,12 @@ def busy_port() -> Iterator[str]:
 
 
 DOWN = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
+SLOW_S = 3.0  # how late /slow answers, ten times the --timeout of the run that asks it
 MODEL = ["run-model", "--model", "m", "--api-key-env", "BATCHGATE_WALK_KEY", "-n", "1", "--max-retries", "0"]
 
 # (command line, exit status, words the line must hold); {tmp}: a scratch folder holding
-# garbage.jsonl (not JSON) and nothing else; {results}: a good results file; {html}: a web
-# server that answers HTML; {busy}: a port already taken.
+# garbage.jsonl (not JSON) and nothing else; {results}: a good results file; {html}: a
+# server that is no chat-completions API (_Html); {busy}: a port already taken.
 WALK = [
     (["report", "--cases", "{tmp}/missing.jsonl"], 2, "is neither a split"),
     (["report", "--cases", "{tmp}"], 2, "Is a directory"),
@@ -97,7 +108,15 @@ WALK = [
         "set the environment variable",
     ),
     ([*MODEL, "--base-url", DOWN, "--out", "{tmp}/x.jsonl"], 2, "cannot reach"),
-    ([*MODEL, "--base-url", "{html}", "--out", "{tmp}/x.jsonl"], 2, "answered with an HTML page"),
+    ([*MODEL, "--base-url", "{html}/html/v1", "--out", "{tmp}/x.jsonl"], 2, "answered with an HTML page"),
+    # A rollout the server fails is an infra error, kept apart; none scored: exit 1, and the
+    # run's one summary line names the first error.
+    ([*MODEL, "--base-url", "{html}/lie/v1", "--out", "{tmp}/x.jsonl"], 1, "the first: MalformedResponse"),
+    (
+        [*MODEL, "--base-url", "{html}/slow/v1", "--out", "{tmp}/x.jsonl", "--timeout", "0.3"],
+        1,
+        "the first: APITimeoutError",
+    ),
     ([*MODEL, "--base-url", DOWN, "--out", "{tmp}/no/x.jsonl"], 2, "there is no folder"),
     (
         [*MODEL, "--base-url", DOWN, "--out", "{tmp}/x.jsonl", "--system-prompt", "{tmp}/missing.txt"],
@@ -163,5 +182,6 @@ def test_bad_input_ends_in_one_line_with_the_status_of_its_kind(
         assert code == 2 and lines[-1].startswith(f"batchgate {argv[0]}: error: ") and words in lines[-1]
         return
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"batchgate {argv[0]}") and words in lines[0], lines[0]
+    summary = lines[0].startswith(f"{tmp_path}/x.jsonl: 0 scored")  # run-model's last line
+    assert (summary or lines[0].startswith(f"batchgate {argv[0]}")) and words in lines[0], lines[0]
     assert code == status if status is not None else code != 0

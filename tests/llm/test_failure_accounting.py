@@ -110,7 +110,8 @@ def test_the_command_fails_when_nothing_was_scored(tmp_path: Path, capsys: Any) 
         status = main(args)
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert status == 1
-    assert "0 scored (0 cut short), 2 infra errors" in last and last.endswith(" s")
+    assert "0 scored (0 cut short), 2 infra errors" in last
+    assert last.endswith(" s; the first: RateLimitError: Error code: 429 - rate limited (injected)")
     assert all(json.loads(line)["ended"] == "infra" for line in out.read_text().splitlines())
 
 
