@@ -23,14 +23,14 @@ def _broken(tmp_path: Path) -> Path:
     [
         (
             ["report", "--desk", "refund", "--split", "tpch"],
-            "desk 'refund' has no split 'tpch'; splits: eval, train",
+            "desk 'refund' has no split 'tpch'; splits: eval, train, holdout",
         ),
         (["attacks", "--split", "nope"], "desk 'gate' has no split 'nope'"),
         (["play", "--split", "nope"], "desk 'gate' has no split 'nope'"),
         (["play", "--case", "no-such-case"], "no case with case_id 'no-such-case'"),
         (
             ["report", "--cases", "{missing}"],
-            "missing.jsonl' is neither a split (eval, train) nor an existing case file",
+            "missing.jsonl' is neither a split (eval, train, holdout) nor an existing case file",
         ),
         (["attacks", "--desk", "refund", "--cases", "{broken}"], "broken.jsonl:1: field 'case_id'"),
         (["report", "--cases", "{broken}"], "broken.jsonl:1: field 'warehouse': missing"),
