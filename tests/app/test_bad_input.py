@@ -185,3 +185,21 @@ def test_bad_input_ends_in_one_line_with_the_status_of_its_kind(
     summary = lines[0].startswith(f"{tmp_path}/x.jsonl: 0 scored")  # run-model's last line
     assert (summary or lines[0].startswith(f"batchgate {argv[0]}")) and words in lines[0], lines[0]
     assert code == status if status is not None else code != 0
+
+
+def test_an_unexpected_error_is_one_line_unless_its_traceback_is_asked_for(monkeypatch, capsys):
+    from batchgate_gym.app import bench
+
+    def broken(args: object) -> int:
+        raise RuntimeError("the machine fell over")
+
+    monkeypatch.setattr(bench, "run", broken)
+    monkeypatch.delenv("BATCHGATE_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "--quick"])
+    assert stopped.value.code == (
+        "batchgate bench failed: RuntimeError: the machine fell over (BATCHGATE_TRACEBACK=1 shows where)"
+    )
+    monkeypatch.setenv("BATCHGATE_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="the machine fell over"):
+        main(["bench", "--quick"])
