@@ -12,6 +12,7 @@ plays the procedural cases that ``reset(seed=s)`` draws for s in 0..N-1.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
@@ -22,6 +23,7 @@ from batchgate_gym.tables import legend, markdown_table
 
 from .evaluate import Aggregate, EvaluationResult
 from .progress import add_quiet_option
+from .ray_backend import add_backend_options, check_backend_options, nodes_line
 from .shared import (
     add_case_source,
     desk_of,
@@ -53,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = add_case_source(parser)
     source.add_argument("--seeds", type=int_in(1), metavar="N", help="procedural cases of seeds 0..N-1")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
+    parser.add_argument(
+        "--jobs", type=int_in(1), default=1, help="worker processes (Ray tasks with --backend ray)"
+    )
+    add_backend_options(parser)
     add_quiet_option(parser)
 
 
@@ -86,9 +91,12 @@ def run_attacks(
     progress: bool = False,
     desk: str = DEFAULT_DESK,
     env_kwargs: dict[str, Any] | None = None,
+    backend: str = "local",
 ) -> dict[str, EvaluationResult]:
     policies = attack_policies(cases, desk)
-    return run_policies(policies, cases=cases, jobs=jobs, progress=progress, desk=desk, env_kwargs=env_kwargs)
+    return run_policies(
+        policies, cases=cases, jobs=jobs, progress=progress, desk=desk, env_kwargs=env_kwargs, backend=backend
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,7 +104,17 @@ def run(args: argparse.Namespace) -> int:
     if desk.policies.lineup is None:
         raise unsupported("attacks", desk, "attackers")
     cases, options = _cases(args, desk)
-    results = run_attacks(cases, jobs=args.jobs, progress=not args.quiet, desk=desk.name, env_kwargs=options)
+    check_backend_options(args.backend, args.ray_address, "attacks")
+    results = run_attacks(
+        cases,
+        jobs=args.jobs,
+        progress=not args.quiet,
+        desk=desk.name,
+        env_kwargs=options,
+        backend=args.backend,
+    )
+    if args.backend == "ray":
+        print(nodes_line("attacks"), file=sys.stderr)
     print(dumps(report_json(results, desk.name)) if args.json else attack_table(results, desk.name))
     return 0
 

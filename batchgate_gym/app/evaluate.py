@@ -292,8 +292,9 @@ def evaluate(
     episodes: list[EpisodeResult] = []
     with _progress_bar(len(resets), progress, policy_name(policy)) as bar:
         if backend == "ray":
-            from .ray_backend import ray_map
+            from .ray_backend import ray_map, task_count
 
+            jobs = _chunks(policy, kwargs, resets, min(len(resets), task_count(n_jobs)) or 1, desk)
             for chunk in ray_map(_run_job, jobs):
                 episodes.extend(chunk)
                 bar.update(len(chunk))

@@ -29,6 +29,7 @@ from batchgate_gym.tables import legend, markdown_table
 
 from .evaluate import EvaluationResult
 from .progress import add_quiet_option
+from .ray_backend import add_backend_options, check_backend_options, nodes_line
 from .shared import (
     UsageError,
     add_case_source,
@@ -79,12 +80,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="DIR", help="also write PNG charts into DIR (needs matplotlib)")
-    parser.add_argument("--jobs", type=int_in(1), default=1, help="worker processes")
+    parser.add_argument(
+        "--jobs", type=int_in(1), default=1, help="worker processes (Ray tasks with --backend ray)"
+    )
+    add_backend_options(parser)
     add_quiet_option(parser)
 
 
 # What --results leaves aside: it compares saved results files, playing no policy.
-_PLAYING_OPTIONS = ("cases", "split", "policies", "policy", "attackers", "plot", "jobs", "quiet")
+_PLAYING_OPTIONS = (
+    "cases", "split", "policies", "policy", "attackers", "plot", "jobs", "quiet", "backend", "ray_address"
+)  # fmt: skip
 
 
 def unused_options(args: argparse.Namespace, desk: registry.DeskSpec) -> dict[str, str]:
@@ -173,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         from .plots import require_matplotlib
 
         require_matplotlib()
+    check_backend_options(args.backend, args.ray_address, "report")
     policies = resolve_policies(args.policies, args.policy, desk.name)
     played = desk.fixed_cases(args.cases, args.split)  # read once for the attackers and the options
     if args.attackers:
@@ -185,7 +192,10 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         desk=desk.name,
         env_kwargs=env_kwargs(args, desk, played),
+        backend=args.backend,
     )
+    if args.backend == "ray":
+        print(nodes_line("report"), file=sys.stderr)
     if args.json:
         print(dumps(report_json(results, desk.name)))
     else:

@@ -171,8 +171,10 @@ def run_policies(
     progress: bool = True,
     desk: str = DEFAULT_DESK,
     env_kwargs: dict[str, Any] | None = None,
+    backend: str = "local",
 ) -> dict[str, EvaluationResult]:
-    """Every policy over the same cases (the desk's default split when none is named)."""
+    """Every policy over the same cases (the desk's default split when none is named), on
+    this machine or on Ray (``backend``)."""
     if cases is None and split is None:
         split = registry.get(desk).cases.default_split
     return {
@@ -184,6 +186,7 @@ def run_policies(
             progress=progress,
             desk=desk,
             env_kwargs=env_kwargs,
+            backend=backend,
         )
         for name, policy in policies.items()
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from batchgate_gym.tables import markdown_table
 
 from .evaluate import Aggregate, EpisodeResult, evaluate
 from .progress import add_quiet_option, bar
+from .ray_backend import add_backend_options, check_backend_options, nodes_line
 from .shared import UsageError, desk_of, env_kwargs, int_in, probability, unsupported
 
 TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamSpec.options); the rest are refused
@@ -124,6 +126,41 @@ def run_team(
     return results, cases
 
 
+def _team_job(
+    job: tuple[Callable[[], Any], Sequence[int], dict[str, Any]],
+) -> tuple[list[EpisodeResult], list[Any]]:
+    """One Ray task: :func:`run_team` over a run of seeds."""
+    policy_class, seeds, kwargs = job
+    return run_team(policy_class, seeds, **kwargs)
+
+
+def play_team(
+    policy_class: Callable[[], Any],
+    seeds: Sequence[int],
+    *,
+    backend: str = "local",
+    on_episode: Callable[[int], Any] | None = None,
+    **kwargs: Any,
+) -> tuple[list[EpisodeResult], list[Any]]:
+    """:func:`run_team` here, or over Ray tasks of a few seeds each (the same results: a game is
+    fixed by its seed, not by where it runs)."""
+    if backend != "ray":
+        return run_team(policy_class, seeds, on_episode=on_episode, **kwargs)
+    from .ray_backend import ray_map, task_count
+
+    seeds = list(seeds)
+    size = max(1, -(-len(seeds) // task_count(1)))
+    jobs = [(policy_class, seeds[i : i + size], kwargs) for i in range(0, len(seeds), size)]
+    results: list[EpisodeResult] = []
+    cases: list[Any] = []
+    for found, drawn in ray_map(_team_job, jobs):
+        results += found
+        cases += drawn
+        if on_episode is not None:
+            on_episode(len(found))
+    return results, cases
+
+
 def summary(
     results: Sequence[EpisodeResult], mishaps: Sequence[str] = (), totals: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -152,6 +189,7 @@ def team_table(
     *,
     progress: bool = False,
     options: dict[str, Any] | None = None,
+    backend: str = "local",
 ) -> dict[str, Any]:
     spec = registry.get(desk)
     game = _game(spec)
@@ -165,9 +203,10 @@ def team_table(
     policies = {**game.team_policies(), **attackers}
     with bar(len(policies) * len(seeds), "team episodes", enabled=progress) as shown:
         for name, policy_class in policies.items():
-            results, cases = run_team(
+            results, cases = play_team(
                 policy_class,
                 seeds,
+                backend=backend,
                 parallel=parallel,
                 desk=desk,
                 on_episode=shown.update,
@@ -182,6 +221,7 @@ def team_table(
         progress=False,
         desk=desk,
         env_kwargs=options,
+        backend=backend,
     )
     rows[f"{game.solo} (one agent, same cases)"] = summary(single.episodes, mishaps, totals)
     if attackers and game.target is not None:
@@ -261,6 +301,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="chance a batch is also on a second list",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_backend_options(parser)
     add_quiet_option(parser)
 
 
@@ -288,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
         game.make_env(args.parallel, n_agents=args.agents, **dealing, **options).close()
     except ValueError as exc:
         raise UsageError(f"batchgate team: {exc}") from None
+    check_backend_options(args.backend, args.ray_address, "team")
     table = team_table(
         args.agents,
         range(args.seeds),
@@ -296,6 +338,9 @@ def run(args: argparse.Namespace) -> int:
         desk.name,
         progress=not args.quiet,
         options=options,
+        backend=args.backend,
     )
+    if args.backend == "ray":
+        print(nodes_line("team"), file=sys.stderr)
     print(json.dumps(table, indent=2) if args.json else markdown(table, desk.name))
     return 0
