@@ -61,7 +61,7 @@ class DeskAudit:
     target: Callable[[], Any]
     ablation: Callable[[tuple[str, ...]], Any]
     attackers: Callable[[list[Any]], dict[str, Any]]
-    capture: Callable[[Any], Any]
+    capture: Callable[[Any, Any], Any]
     reward: Callable[[Any], Fraction]
     combined: tuple[tuple[str, ...], ...] = ()
     env_kwargs: dict[str, Any] = field(default_factory=dict)
