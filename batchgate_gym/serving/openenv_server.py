@@ -50,7 +50,7 @@ from pydantic_core import PydanticCustomError
 
 from batchgate_gym.desks import registry
 
-from .episodes import DeskCatalog, ResetRequest, SessionRequestError
+from .episodes import DeskCatalog, ResetRequest, SessionEpisode, SessionRequestError
 
 CLOSED = "closed by the server: idle past its timeout, or the server stopping"
 
@@ -132,7 +132,15 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
     def __init__(self, catalog: DeskCatalog) -> None:
         super().__init__()
         self.catalog = catalog
-        self.session = catalog.open()
+        self._session: SessionEpisode | None = None
+
+    @property
+    def session(self) -> SessionEpisode:
+        """The session's episode, opened on first use: OpenEnv also builds environments it
+        only asks for metadata, which open no session and count as none."""
+        if self._session is None:
+            self._session = self.catalog.open()
+        return self._session
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **options: Any
@@ -185,7 +193,8 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
         )
 
     def close(self) -> None:
-        self.session.close(CLOSED)
+        if self._session is not None:
+            self._session.close(CLOSED)
 
 
 def build_app(catalog: DeskCatalog, *, max_sessions: int, idle_timeout: float | None) -> Any:

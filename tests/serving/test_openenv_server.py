@@ -316,3 +316,18 @@ def test_an_episode_ended_unfinished_over_the_wire_scores_as_in_process(servers:
     info = ended["observation"]["info"]
     assert ended["reward"] == local["score"]["reward"] and info["score"] == local["score"]
     assert info["log_head"] == local["log_head"]
+
+
+def test_a_new_server_counts_no_session_until_a_client_opens_one() -> None:
+    # OpenEnv builds environments of its own to answer metadata and schema requests; they
+    # are no sessions (the count said "opened": 1 before any client had connected).
+    with serving(("--desk", "gate", "--split", "eval")) as (fresh,):
+        assert fresh.sessions() == {"live": 0, "opened": 0, "max_sessions": 256}
+
+        async def one_episode() -> None:
+            ws = await websockets.connect(ws_url(fresh))
+            await exchange(ws, {"type": "reset", "data": {"seed": 0, "case_index": 0}})
+            await ws.close()
+
+        asyncio.run(one_episode())
+        assert fresh.wait_for_live(0, within=20)["opened"] == 1
