@@ -82,14 +82,15 @@ class ForeignEvidence(AlteredCareful):
 
     def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
         store = evidence[-1]["store"]
+        cross = len(self.stores) > 1
         table = (
             "partsupp"
             if self.tpch
             else "products"
-            if store == "lake"
-            else "sellers"
-            if store != "sqlite" or len(self.stores) == 1
+            if store == "lake" or (cross and store == self.stores[-1])
             else "payments"
+            if cross
+            else "sellers"
         )
         return answer, [{"store": store, "query": f"SELECT count(*) AS n FROM {table}"}]
 

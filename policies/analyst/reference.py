@@ -110,16 +110,17 @@ class ScriptedAnalyst:
     def _solve_cross(self, reading: Reading) -> Generator[str, str, tuple[Any, list[dict[str, str]]]]:
         ids: list[str] = []
         evidence = []
+        orders, catalog = self.stores[0], self.stores[-1]
         while True:
             query = catalog_page(reading.kind, reading.params, len(ids))
-            rows = (yield from self.query("lake", query))["rows"]
-            evidence.append({"store": "lake", "query": query})
+            rows = (yield from self.query(catalog, query))["rows"]
+            evidence.append({"store": catalog, "query": query})
             ids += [row[0] for row in rows]
             if len(rows) < PAGE:
                 break
         query = cross_query(reading.kind, ids)
-        result = yield from self.query("sqlite", query)
-        evidence.append({"store": "sqlite", "query": query})
+        result = yield from self.query(orders, query)
+        evidence.append({"store": orders, "query": query})
         return answer_from(reading.kind, result["columns"], result["rows"]), evidence
 
     def look(self) -> Generator[str, str, None]:

@@ -4,9 +4,9 @@ A copy keeps everything the question is a function of (the schema, the question 
 its parameters, the scale, a snapshot's date and declared change) and draws the
 values anew from the case's own generator, with a seed derived from the case's
 dataset (the questions over one dataset share its copies): the marketplace from that seed; TPC-H, whose generator takes no seed, as its own rows
-with every non-key column shuffled by it. At level 4 the lake's catalog
-(``products``, ``sellers``) is the case's own in every copy and only the sqlite
-side is drawn anew: an analyst carries the catalog's ids from one engine into the
+with every non-key column shuffled by it. At level 4 the catalog
+(``products``, ``sellers``, in the second store) is the case's own in every copy and only the
+orders' side is drawn anew: an analyst carries the catalog's ids from one engine into the
 other by hand, and those ids must still name the same products and sellers.
 
 Each copy has its own reference answer (:mod:`.reference` over the copy's
@@ -66,8 +66,8 @@ def copy_spec(spec: DataSpec, seed: int) -> DataSpec:
 
 def _copy(case: AnalystCase, index: int) -> Copy:
     drawn = copy_spec(case.data, copy_seed(case, index))
-    cross = len(case.stores) > 1  # level 4: the lake's catalog stays the case's own
-    data = {store: case.data if cross and store == "lake" else drawn for store in case.stores}
+    cross = len(case.stores) > 1  # level 4: the catalog (in the second store) stays the case's own
+    data = {store: case.data if cross and store == case.stores[-1] else drawn for store in case.stores}
     tables: dict[str, pl.DataFrame] = dict(canonical_tables(drawn))
     if cross:
         original = canonical_tables(case.data)

@@ -32,8 +32,11 @@ from .tpch_questions import TPCH_TEMPLATES
 
 TEST_RULE = "Test orders (order_id starting with 'TEST') do not count."
 REVENUE_RULE = "Revenue is the sum of item price; freight is not revenue."
+# Level 4's pair by default: orders in the first store, the catalog in the second.
 CROSS_STORES = ("sqlite", "lake")
-CATALOG = ("products", "sellers")  # in the lake at level 4; everything else in sqlite
+# Every level-4 pair: the seed's own (orders in PostgreSQL, catalog in SQLite) asked by name.
+CROSS_PAIRS = (CROSS_STORES, ("postgres", "sqlite"))
+CATALOG = ("products", "sellers")  # in the second store at level 4; everything else in the first
 SNAPSHOT = (
     "The data is a snapshot taken on {cutoff}: later orders are absent, and deliveries and reviews dated after it "
     "are not recorded yet. "
@@ -379,6 +382,7 @@ def of_level(level: int) -> tuple[Template, ...]:
 __all__ = [
     "BY_ID",
     "CATALOG",
+    "CROSS_PAIRS",
     "CROSS_STORES",
     "LEVELS",
     "TEMPLATES",

@@ -35,7 +35,7 @@ def visible_tables(case: AnalystCase, store: str) -> tuple[str, ...]:
     """The tables a store shows in this case: all of them, or at level 4 its share."""
     if len(case.stores) == 1:
         return table_names(case.data)
-    if store == "lake":
+    if store == case.stores[-1]:  # the catalog's store
         return tuple(t for t in TABLES if t in CATALOG)
     return tuple(t for t in TABLES if t not in CATALOG)
 

@@ -51,10 +51,19 @@ def test_train_tpch_chdb_and_postgres_are_what_their_plans_say() -> None:
     assert len(tpch) == 28 and {asked(c) for c in tpch} == {asked(c) for c in eval_cases if c.level == 7}
     in_duckdb = [c for c in eval_cases if c.stores == ("duckdb",)]
     same = [(c.family, c.question, c.data, c.expected) for c in in_duckdb]
-    for store in ("chdb", "postgres"):
-        cases = load_cases(split_path(store))
-        assert len(cases) == len(in_duckdb) == 26 and {c.store for c in cases} == {store}
-        assert [(c.family, c.question, c.data, c.expected) for c in cases] == same
+    chdb = load_cases(split_path("chdb"))
+    assert len(chdb) == len(in_duckdb) == 26 and {c.store for c in chdb} == {"chdb"}
+    assert [(c.family, c.question, c.data, c.expected) for c in chdb] == same
+    # postgres: the same 26, and eval's level 4 with orders in postgres and the catalog in sqlite
+    postgres = load_cases(split_path("postgres"))
+    one, two = [c for c in postgres if c.level != 4], [c for c in postgres if c.level == 4]
+    assert len(postgres) == 30 and {c.store for c in one} == {"postgres"}
+    assert [(c.family, c.question, c.data, c.expected) for c in one] == same
+    level4 = [(c.family, c.question, c.data, c.expected) for c in eval_cases if c.level == 4]
+    assert [(c.family, c.question, c.data, c.expected) for c in two] == level4
+    assert {c.store for c in two} == {"postgres+sqlite"} and all(
+        {d.split(".")[0] for d in c.depends} == {"postgres", "sqlite"} for c in two
+    )
 
 
 def test_level6_periods_are_whole_consecutive_and_before_the_snapshot() -> None:

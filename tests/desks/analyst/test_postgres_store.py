@@ -5,8 +5,8 @@ SQL given as text, the clock, locks) is refused and changes nothing; huge work i
 within its budget of the server process's CPU time; the statement timeout (the safety
 net) ends a query as an infrastructure error; every function in the server's own
 catalogue (``pg_proc``) is on the allow-list or the refuse-list; careful scores 1.0 on
-the postgres split with every log replayed to its score, exactly as it does on the same
-questions in DuckDB; the server is shared, runs as an unprivileged user when the tests
+the postgres split (level 4 as the seed asks it: orders in postgres, the catalog in
+sqlite) with every log replayed to its score, every other policy at least 0.05 below; the server is shared, runs as an unprivileged user when the tests
 run as root, and stops with the process that started it.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.app.attacks import run_attacks
 from batchgate_gym.desks.analyst import postgres_server, postgres_store
 from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.postgres_functions import POSTGRES
@@ -30,7 +30,6 @@ from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused, open_store
 from batchgate_gym.kernel.engine_functions import FunctionLists
 from batchgate_gym.kernel.infra import InfraFailure
-from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
 from .hostile import careful_is_perfect, refuse_all
 
@@ -228,14 +227,16 @@ def test_a_function_on_no_list_is_refused(store, monkeypatch: pytest.MonkeyPatch
         store.run("SELECT brand_new(1)")
 
 
-def test_careful_is_perfect_on_the_postgres_split_and_every_log_replays() -> None:
+def test_careful_is_perfect_on_the_postgres_split_and_every_policy_is_005_below() -> None:
     cases = split_cases("postgres")
-    assert {c.store for c in cases} == {"postgres"} and {c.level for c in cases} == {1, 2, 3, 5, 6, 7}
+    assert {c.store for c in cases} == {"postgres", "postgres+sqlite"}
+    assert {c.level for c in cases} == {1, 2, 3, 4, 5, 6, 7}
     careful_is_perfect(cases)
-    asked = {(c.question, c.data) for c in cases}
-    duck = [c for c in split_cases("eval") if c.stores == ("duckdb",) and (c.question, c.data) in asked]
-    assert len(duck) == len(asked)
-    assert evaluate(CarefulAnalyst, cases=duck, desk="analyst", progress=False).overall.mean("reward") == 1.0
+    results = run_attacks(cases, desk="analyst")
+    assert results["careful"].overall.mean("reward") == 1.0 and len(results) > 15
+    for name, result in results.items():
+        assert name == "careful" or result.overall.mean("reward") <= 0.95, name
+        assert result.overall.infra_episodes == 0, name
 
 
 PROCESS = textwrap.dedent(

@@ -30,6 +30,7 @@ from ..cases import data_dict
 from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
 from ..questions import (
     BY_ID,
+    CROSS_PAIRS,
     CROSS_STORES,
     LEVELS,
     Span,
@@ -63,7 +64,7 @@ def check_knobs(
         if level is not None and BY_ID[template].level != level:
             raise ValueError(f"template {template!r} is of level {BY_ID[template].level}, not {level}")
     known = (*STORES, *OPTIONAL_STORES)
-    if store is not None and store not in (*known, "+".join(CROSS_STORES)):
+    if store is not None and store not in (*known, *("+".join(pair) for pair in CROSS_PAIRS)):
         raise ValueError(f"store must be one of {', '.join(known)}, not {store!r}")
     check_scale(scale)
     return {"level": level, "template": template, "store": store, "scale": scale}
@@ -114,12 +115,22 @@ def snapshot_params(template: str, cutoff: dt.date, rng: np.random.Generator) ->
 
 def _stores_for(template: Template, store: str | None, rng: np.random.Generator) -> tuple[str, ...]:
     if template.level == 4:
-        return CROSS_STORES
+        pairs = {"+".join(pair): pair for pair in CROSS_PAIRS}
+        if store is not None and store not in pairs:
+            raise ValueError(f"a level-4 question's store is one of {', '.join(pairs)}, not {store!r}")
+        return CROSS_STORES if store is None else pairs[store]
     if store is None:
         return (STORES[int(rng.integers(len(STORES)))],)
     if "+" in store:
         raise ValueError(f"store {store!r} is for level 4 only")
     return (store,)
+
+
+def _placed(dependency: str, stores: tuple[str, ...]) -> str:
+    """A template's ``store.table`` (or bare table) in the case's stores: a level-4 template names
+    the default pair's stores, whose places the case's own pair takes."""
+    store, _, table = dependency.rpartition(".")
+    return f"{stores[CROSS_STORES.index(store)] if store else stores[0]}.{table}"
 
 
 def build_case(
@@ -161,7 +172,7 @@ def build_case(
         "answer_type": chosen.answer,
         "tolerance": chosen.tolerance,
         "metrics": dict(chosen.metrics),
-        "depends": [d if "." in d else f"{stores[0]}.{d}" for d in chosen.depends],
+        "depends": [_placed(d, stores) for d in chosen.depends],
         "answerable": chosen.answerable,
         "expected": reference(chosen.id, tables, params),
         "split": split,

@@ -11,7 +11,9 @@ template once in each store: 28 cases). The chdb split asks, in the optional
 ``chdb`` store, exactly the questions eval asks in ``duckdb`` (same seeds, same
 datasets; level 4 has no chdb case): 26 cases, so chDB's scores compare one to one
 with DuckDB's. The postgres split asks the same questions in the ``postgres`` store
-(a PostgreSQL server the desk starts): 26 cases.
+(a PostgreSQL server the desk starts), and eval's level 4 as the seed asks it, orders
+in ``postgres`` and the catalog in ``sqlite`` (eval's own level-4 cases, same seeds,
+same questions): 30 cases.
 
 A case's seed follows its template's place in ``TEMPLATES``, which is why templates
 added later go at its end: every case made before stays what it was.
@@ -25,12 +27,13 @@ from typing import Any
 from batchgate_gym.kernel.case_files import check_split, write_jsonl
 
 from ..cases import dumps_case
-from ..questions import TEMPLATES, Template
+from ..questions import CROSS_PAIRS, TEMPLATES, Template
 from ..stores import STORES
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
 SPLITS = ("eval", "train", "tpch", "chdb", "postgres")
 ONE_STORE_SPLITS = ("chdb", "postgres")  # eval's duckdb questions, asked in one other store
+SEED_PAIR = CROSS_PAIRS[1]  # level 4 as the seed asks it: orders in postgres, catalog in sqlite
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
 TPCH_SEED = 91_261_001
@@ -84,12 +87,16 @@ def build_split(name: str) -> list[dict[str, Any]]:
 
 
 def _one_store_split(store: str) -> list[dict[str, Any]]:
-    """The duckdb cases of eval, rebuilt from their own seeds with the store set to ``store``."""
+    """The duckdb cases of eval, rebuilt from their own seeds with the store set to ``store``; in
+    the postgres split also eval's level-4 cases, asked as the seed asks them (``postgres+sqlite``)."""
     cases = []
     s_index = STORES.index("duckdb")
     for t_index, template in enumerate(TEMPLATES):
         plan = _plan("eval", template)
-        if template.level == 4 or plan is None:
+        if plan is None:
+            continue
+        if template.level == 4:
+            cases += _cross_cases(store, t_index, template) if store == "postgres" else []
             continue
         base, _, datasets, snapshots = plan
         pool = snapshots if template.level == 6 else datasets
@@ -105,6 +112,24 @@ def _one_store_split(store: str) -> list[dict[str, Any]]:
             )
         )
     return cases
+
+
+def _cross_cases(split: str, t_index: int, template: Template) -> list[dict[str, Any]]:
+    """Eval's level-4 cases of ``template`` (same seeds, same questions), orders in postgres and catalog in sqlite."""
+    base, per_store, datasets, _ = SPLIT_PLAN["eval"]
+    pair = "+".join(SEED_PAIR)
+    return [
+        build_case(
+            base + 1000 * t_index + k,
+            template=template.id,
+            store=pair,
+            scale=DEFAULT_SCALE,
+            data_seed=base + (k + t_index) % datasets,
+            case_id=f"{split}-{template.id}-{pair}-{k}",
+            split=split,
+        )
+        for k in range(2 * per_store)
+    ]
 
 
 def write_split(name: str, path: str | Path | None = None) -> Path:
