@@ -279,3 +279,27 @@ def test_the_server_is_started_once_and_shared() -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_the_url_names_another_server_whose_databases_and_role_go_at_exit() -> None:
+    """BATCHGATE_POSTGRES_URL: a process uses the server it names (here, this process's own) and
+    starts none; at its exit its databases and reader role are dropped and that server runs on."""
+    server = postgres_server.server()
+    env = {**os.environ, postgres_server.ENV_URL: server.admin_url}
+    script = PROCESS.replace("found.embedded.pgdata", "found.tag")
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    started, tag = done.stdout.split()
+    assert started == "None" and tag != server.tag
+    with postgres_server.psycopg_module().connect(server.url("postgres")) as con:
+        left = con.execute(
+            "SELECT (SELECT count(*) FROM pg_database WHERE datname LIKE %(p)s) "
+            "+ (SELECT count(*) FROM pg_roles WHERE rolname LIKE %(p)s)",
+            {"p": f"%{tag}%"},
+        ).fetchone()
+    assert left == (0,)
+    still: Any = open_store("postgres", SPEC)
+    assert still.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+    still.close()
