@@ -44,6 +44,7 @@ from .postgres_functions import POSTGRES
 from .stores import (
     DUCK_ACTION_CPU_SECONDS,
     DUCK_CPU_SECONDS,
+    INSERT_ROWS,
     MAX_ROWS,
     SAFETY_NET_SECONDS,
     StoreFailure,
@@ -127,15 +128,17 @@ def _load(spec: DataSpec, visible: tuple[str, ...]) -> tuple[str, tuple[str, ...
 
 
 def _copy(con: Any, table: str, frame: pl.DataFrame) -> None:
-    """One table created and filled with ``COPY`` from CSV (text quoted, so NULL and '' stay apart)."""
+    """One table created and filled with ``COPY`` from CSV (text quoted, so NULL and '' stay apart),
+    a bounded slice of rows at a time (TPC-H's lineitem at scale factor 1 is six million)."""
     columns = ", ".join(f"{c} {_PG_TYPES[t.base_type()]}" for c, t in frame.schema.items())
     con.execute(f"CREATE TABLE {table} ({columns}) WITH (autovacuum_enabled = false)")
-    text = io.BytesIO()
-    frame.write_csv(
-        text, include_header=False, quote_style="non_numeric", null_value="", float_precision=None
-    )
     with con.cursor().copy(f"COPY {table} FROM STDIN WITH (FORMAT csv, NULL '')") as copy:
-        copy.write(text.getvalue())
+        for part in frame.iter_slices(INSERT_ROWS):
+            text = io.BytesIO()
+            part.write_csv(
+                text, include_header=False, quote_style="non_numeric", null_value="", float_precision=None
+            )
+            copy.write(text.getbuffer())
 
 
 class _BackendClock:

@@ -303,3 +303,17 @@ def test_the_url_names_another_server_whose_databases_and_role_go_at_exit() -> N
     still: Any = open_store("postgres", SPEC)
     assert still.run("SELECT count(*) AS n FROM orders").rows == [[300]]
     still.close()
+
+
+def test_copy_in_slices_loads_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postgres_store, "INSERT_ROWS", 7)  # many slices of a small dataset
+    sliced: Any = open_store("postgres", DataSpec(8, 60))
+    duck = open_store("duckdb", DataSpec(8, 60))
+    try:
+        for table in sliced.tables():
+            assert sliced.describe(table)["rows"] == duck.describe(table)["rows"], table
+        query = "SELECT * FROM order_items ORDER BY order_id, item_seq"
+        assert sliced.run(query).rows == duck.run(query).rows
+    finally:
+        sliced.close()
+        duck.close()
