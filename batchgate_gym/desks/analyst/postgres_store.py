@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,10 +103,16 @@ def database_name(spec: DataSpec, visible: tuple[str, ...]) -> str:
 
 
 _LOADED: dict[str, tuple[str, ...]] = {}
+_LOAD_LOCK = threading.Lock()
 
 
 def _load(spec: DataSpec, visible: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """The dataset's database in this process's server (created and loaded once) and its tables."""
+    with _LOAD_LOCK:
+        return _load_once(spec, visible)
+
+
+def _load_once(spec: DataSpec, visible: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     name = database_name(spec, visible)
     if name in _LOADED:
         _LOADED[name] = _LOADED.pop(name)  # most recently used last
@@ -351,6 +358,8 @@ def _name_one(node: Any, named: _Named) -> None:
         named.problems.append("table samples are not available: a result here may depend on the data alone")
     elif kind == "TypeName" and str(node.names[-1].sval).lower() in CATALOGUE_TYPES:
         named.problems.append(f"casts to {node.names[-1].sval} are not available: they read the catalogue")
+    elif kind in ("XmlExpr", "XmlSerialize"):
+        named.problems.append("XML is not available: no table here holds it")
     elif kind in WRITING_NODES:
         named.problems.append("only reading queries are allowed: a statement inside it writes")
 

@@ -64,6 +64,7 @@ FILES = [
     "SELECT lo_import('/etc/passwd')",
     "SELECT lo_export(1, '/tmp/batchgate-analyst-postgres-leak.csv')",
     "SELECT pg_stat_file('/etc/passwd')",
+    "SELECT xmlparse(document '<!DOCTYPE a SYSTEM \"file:///etc/passwd\"><a/>')",
 ]
 SERVER = [
     "SET work_mem = '4GB'",
@@ -177,6 +178,21 @@ def test_the_statement_timeout_is_a_safety_net_whose_firing_is_an_infra_error() 
             roomy.con.execute("SET statement_timeout = '200ms'")
         with pytest.raises(InfraFailure, match="safety limit"):
             roomy.run("SELECT count(*) FROM orders a, orders b, orders c, orders d")
+        assert roomy.run("SELECT count(*) AS n FROM orders").rows == [[300]]
+    finally:
+        roomy.close()
+
+
+def test_a_server_process_past_its_memory_bound_ends_the_query_out_of_memory() -> None:
+    """The bound the desk sets on the server it starts holds whatever the CPU budget: 1 GiB of
+    address space per process, so an aggregate of 27 million rows stops as refused, not the machine."""
+    roomy: Any = open_store("postgres", SPEC, seconds=60.0)
+    try:
+        limits = Path(f"/proc/{roomy.con.info.backend_pid}/limits").read_text()
+        (line,) = [row for row in limits.splitlines() if row.startswith("Max address space")]
+        assert line.split()[3] == str(postgres_server.BACKEND_MEMORY)
+        with pytest.raises(StoreRefused, match="out of memory"):
+            roomy.run("SELECT cardinality(array_agg(ROW(o.*, p.*))) FROM orders o, orders p, orders q")
         assert roomy.run("SELECT count(*) AS n FROM orders").rows == [[300]]
     finally:
         roomy.close()
