@@ -106,9 +106,10 @@ def test_reference_equals_sql_on_200_seeds_per_level(snapshots: bool) -> None:
             )
 
 
-@pytest.mark.parametrize("store_name", ["lake", "chdb"])
+@pytest.mark.parametrize("store_name", ["lake", "chdb", pytest.param("postgres", marks=pytest.mark.slow)])
 def test_level6_dialects_agree_on_a_sample(store_name: str) -> None:
-    """Level 6's SQL in DuckDB's dialect through the lake, and in ClickHouse's through chDB."""
+    """Level 6's SQL in DuckDB's dialect through the lake, in ClickHouse's through chDB, and in
+    PostgreSQL's through a server the test starts."""
     if store_name == "chdb":
         pytest.importorskip("chdb", reason="the chdb store needs the optional 'analyst-chdb' extra")
     for seed in range(4):
@@ -118,7 +119,8 @@ def test_level6_dialects_agree_on_a_sample(store_name: str) -> None:
             for template in of_level(6):
                 params = params_of(template, spec, seed)
                 want = reference(template.id, canonical_tables(spec), params)
-                got = sql_answer(template, params, store, "clickhouse" if store_name == "chdb" else "duckdb")
+                dialect = {"chdb": "clickhouse", "postgres": "postgres"}.get(store_name, "duckdb")
+                got = sql_answer(template, params, store, dialect)
                 assert got == want, (store_name, template.id, seed, got, want)
         finally:
             store.close()
