@@ -24,6 +24,8 @@ from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS, EpisodeLimits
 from batchgate_gym.kernel.plain import as_int, short_repr
 from batchgate_gym.kernel.text_policy import ToolCallDict, action
 
+from .text_env import StepBudgetSpec
+
 TEXT_OBSERVATION_CHARS = EpisodeLimits().max_observation_chars  # the text environments' default
 
 
@@ -62,7 +64,7 @@ def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
         )
 
 
-class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
+class TextMacroEnv(StepBudgetSpec, gym.Env[np.ndarray, np.int64]):
     """The shared loop. A subclass sets ``text_env``, ``layout``, both spaces,
     ``render_mode`` and ``via_text`` in its ``__init__`` and makes each episode's
     tracker in :meth:`new_tracker` from the reset observation (the task text).
@@ -85,6 +87,11 @@ class TextMacroEnv(gym.Env[np.ndarray, np.int64]):
 
     def new_tracker(self, task: str) -> MacroTracking:
         raise NotImplementedError
+
+    @property
+    def episode_steps(self) -> int:
+        """The most moves an episode takes: the turn limit, less the opening's turn."""
+        return int(self.text_env.limits.max_turns) - 1
 
     def check_opening_turn(self) -> None:
         """The opening action takes the first turn: a turn limit below 2 (given, or the

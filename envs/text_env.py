@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -226,6 +227,53 @@ def checked_settings(
     return defaults.given(max_turns, max_calls_per_step, max_observation_chars)
 
 
+def warn_if_cut_short(spec: Any, steps: int, limit: int | None) -> None:
+    """``gymnasium.make`` sets an environment's spec just before it wraps ``TimeLimit`` at
+    ``limit`` steps (the ``max_episode_steps`` given to ``make``, or else the id's: the steps
+    of an episode under the default arguments). An environment whose episodes may take more
+    (a longer ``max_turns``, a refund queue of several tickets) says so then, since
+    ``TimeLimit`` would end such an episode before the environment does, unscored."""
+    if spec is not None and limit is not None and 0 < limit < steps:
+        gym.logger.warn(
+            f"{spec.id}: its episodes here may take {steps} steps, more than max_episode_steps={limit};"
+            f" TimeLimit ends them at step {limit}, unscored: make it with max_episode_steps={steps}"
+            " (or -1, no TimeLimit)"
+        )
+
+
+def _time_limit_of_make() -> int | None:
+    """The steps at which the ``gymnasium.make`` now setting a spec will wrap ``TimeLimit``,
+    by its own rule: the ``max_episode_steps`` given to it, else its spec's. Read from its
+    frame, two up from the setter; None when the caller is not ``make`` (no ``TimeLimit``
+    follows)."""
+    caller = sys._getframe(2)
+    if caller.f_code.co_name != "make" or not caller.f_globals.get("__name__", "").startswith("gymnasium"):
+        return None
+    given, spec = caller.f_locals.get("max_episode_steps"), caller.f_locals.get("env_spec")
+    limit = given if given is not None else getattr(spec, "max_episode_steps", None)
+    return limit if isinstance(limit, int) else None
+
+
+class StepBudgetSpec:
+    """Gymnasium's ``spec``, set by ``gymnasium.make``; setting it checks the step budget
+    (:func:`warn_if_cut_short`) against :attr:`episode_steps`."""
+
+    _spec: Any = None
+
+    @property
+    def episode_steps(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def spec(self) -> Any:
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        warn_if_cut_short(value, self.episode_steps, _time_limit_of_make())
+        self._spec = value
+
+
 def text_space(max_length: int) -> AsciiText:
     """A ``Text`` space over the observation charset (printable ASCII, tab, newline).
 
@@ -241,7 +289,7 @@ def _space_template(max_length: int) -> AsciiText:
     return AsciiText(max_length, min_length=0, charset=OBSERVATION_CHARSET)
 
 
-class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
+class TextDeskEnv(StepBudgetSpec, gym.Env[str, str], Generic[WorldT, CaseT]):
     """Any desk as a Gymnasium environment with text actions and observations.
 
     **Action space** ``Text(max_length=MAX_ACTION_CHARS)`` (65,536, the limit the
@@ -339,6 +387,11 @@ class TextDeskEnv(gym.Env[str, str], Generic[WorldT, CaseT]):
                 return case, {"seed": seed}
             case = self.source.pick(self.np_random, options)
         return case, dict(getattr(self.source, "origin", {}))
+
+    @property
+    def episode_steps(self) -> int:
+        """The most steps an episode takes: the turn limit."""
+        return self.limits.max_turns
 
     def _seed_later(self, seed: int) -> None:
         """``super().reset(seed=seed)``, the generator made only when first used
@@ -521,6 +574,7 @@ __all__ = [
     "DeskWorld",
     "JsonCalls",
     "LiveScore",
+    "StepBudgetSpec",
     "TextDeskEnv",
     "ansi_ending",
     "ansi_step",
@@ -529,4 +583,5 @@ __all__ = [
     "player_info",
     "reset_case_fields",
     "text_space",
+    "warn_if_cut_short",
 ]

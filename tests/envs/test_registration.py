@@ -8,6 +8,7 @@ import sys
 import warnings
 
 import gymnasium
+import pytest
 
 import batchgate_gym
 from batchgate_gym.registration import ENTRY_POINTS, ENV_ID, MACRO_ENV_ID, register_envs
@@ -76,3 +77,22 @@ def test_every_id_names_its_step_budget_and_time_limit_ends_where_the_env_does()
         assert truncated and not terminated and "score" in info
     finally:
         env.close()
+
+
+def test_a_longer_budget_than_the_ids_says_that_time_limit_would_cut_it() -> None:
+    with pytest.warns(
+        UserWarning, match=r"may take 36 steps, more than max_episode_steps=12; TimeLimit ends"
+    ):
+        queue = gymnasium.make("batchgate_gym/RefundDesk-v0", tickets=3)
+    queue.close()
+    with pytest.warns(UserWarning, match=r"may take 39 steps, more than max_episode_steps=20"):
+        gymnasium.make("batchgate_gym/BadBatchGateMacro-v0", max_turns=40, max_episode_steps=20).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default budget, or one given to make: nothing to say
+        gymnasium.make("batchgate_gym/RefundDeskMacro-v0").close()
+        gymnasium.make("batchgate_gym/RefundDesk-v0", tickets=3, max_episode_steps=-1).close()
+        given = gymnasium.make("batchgate_gym/BadBatchGate-v0", max_turns=40, max_episode_steps=40)
+    try:
+        assert given.spec.max_episode_steps == given.unwrapped.episode_steps == 40
+    finally:
+        given.close()
