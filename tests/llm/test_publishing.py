@@ -51,7 +51,7 @@ def report(args: list[str], capsys: Any) -> tuple[int, str, str]:
     try:
         status = main(args)
     except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 2
+        status = exc.code if isinstance(exc.code, int) else 1  # a message: exit status 1, as Python gives
         captured = capsys.readouterr()
         return status, captured.out, captured.err + str(exc.code)
     captured = capsys.readouterr()
@@ -137,9 +137,9 @@ def test_each_edit_is_refused_without_a_key_and_with_one(
 ) -> None:
     edited = copy_run(signed["naive"], tmp_path / f"{name}.jsonl", EDITS[name])
     status, _, err = report(["report", "--results", str(edited)], capsys)
-    assert status == 2 and "batchgate report: " in err
+    assert status == 1 and "batchgate report: " in err
     status, _, _ = report(["report", "--results", str(edited), "--trust", str(signed["pub"])], capsys)
-    assert status == 2
+    assert status == 1
     status, out, _ = report(["verify", str(edited), "--trust", str(signed["pub"])], capsys)
     assert status == 1 and "NOT verified" in out
 
@@ -149,7 +149,7 @@ def test_deleted_rows_are_scored_as_failures_only_when_asked(
 ) -> None:
     edited = copy_run(signed["naive"], tmp_path / "deleted.jsonl", _delete_worst)
     status, _, err = report(["report", "--results", str(edited)], capsys)
-    assert status == 2 and "3 of the 8 rollouts its run planned are missing" in err
+    assert status == 1 and "3 of the 8 rollouts its run planned are missing" in err
     assert "--allow-incomplete" in err
     genuine = mean_of(signed["naive"], capsys)["mean_reward"]
     kept = [row["score"]["reward"] for row in worst_first(rows(signed["naive"]))[3:]]
@@ -189,13 +189,13 @@ def test_a_run_on_an_edited_case_file_is_marked_and_refused_under_trust(
     status, out, _ = report(["report", "--results", str(played)], capsys)
     assert f"| source | {cases} (**case file, not a shipped split**, sha256 " in out
     status, _, err = report(["report", "--results", str(played), "--trust", str(signed["pub"])], capsys)
-    assert status == 2 and "no certificate" in err
+    assert status == 1 and "no certificate" in err
     # The genuine signed rows pointed at the edited copy: not the source they were played on.
     moved = copy_run(
         signed["naive"], tmp_path / "moved.jsonl", lambda found: [{**r, "source": str(cases)} for r in found]
     )
     status, _, err = report(["report", "--results", str(moved)], capsys)
-    assert status == 2 and "not of this file's run" not in err and "source" in err
+    assert status == 1 and "not of this file's run" not in err and "source" in err
 
 
 def better_log(signed: dict[str, Path]) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
@@ -219,7 +219,7 @@ def test_a_consistent_log_of_a_better_play_passes_only_unsigned(
     plain = mean_of(forged, capsys)  # no replay can tell: the table says nobody vouches for it
     assert plain["mean_reward"] == 1.0 and plain["run"]["certificate"] == "unsigned"
     status, _, err = report(["report", "--results", str(forged), "--trust", str(signed["pub"])], capsys)
-    assert status == 2 and "signs another episode" in err and "head" in err
+    assert status == 1 and "signs another episode" in err and "head" in err
 
 
 def test_an_edited_log_re_chained_with_its_head_moved_is_refused_under_trust(
@@ -234,7 +234,7 @@ def test_an_edited_log_re_chained_with_its_head_moved_is_refused_under_trust(
 
     edited = copy_run(signed["naive"], tmp_path / "rechained.jsonl", rechain)
     status, _, err = report(["report", "--results", str(edited), "--trust", str(signed["pub"])], capsys)
-    assert status == 2 and "signs another episode (differing: head)" in err
+    assert status == 1 and "signs another episode (differing: head)" in err
 
 
 def test_one_episode_as_two_rollouts_is_refused(signed: dict[str, Path], tmp_path: Path, capsys: Any) -> None:
@@ -247,7 +247,7 @@ def test_one_episode_as_two_rollouts_is_refused(signed: dict[str, Path], tmp_pat
     assert mean_of(signed["careful-2"], capsys)["run"]["missing_rollouts"] == 0  # genuine: distinct nonces
     edited = copy_run(signed["careful-2"], tmp_path / "twice.jsonl", twice)
     status, _, err = report(["report", "--results", str(edited)], capsys)
-    assert status == 2 and "the same episode as" in err
+    assert status == 1 and "the same episode as" in err
 
 
 def split_runs(tmp_path: Path) -> dict[str, Path]:
@@ -276,7 +276,7 @@ def test_two_files_of_one_model_merge_when_disjoint_in_either_order(
     assert forward["mean_reward"] == whole["mean_reward"]  # the same cases as one run of the first eight
     for order in ([files["a"], files["overlap"]], [files["overlap"], files["a"]]):
         status, _, err = report(["report", "--results", *map(str, order)], capsys)
-        assert status == 2 and "is there twice" in err
+        assert status == 1 and "is there twice" in err
 
 
 def test_a_cut_short_last_line_is_named(signed: dict[str, Path], tmp_path: Path, capsys: Any) -> None:
@@ -339,4 +339,4 @@ def test_picked_cases_cannot_pass_for_the_first_ones_or_a_sample(
         meta["manifest"]["selection"] = selection  # cases 4-7 claimed as the first 4, or a sample
         Path(f"{files['b']}.meta.json").write_text(json.dumps(meta))
         status, _, err = report(["report", "--results", str(files["b"])], capsys)
-        assert status == 2 and "the manifest says its cases are" in err, err
+        assert status == 1 and "the manifest says its cases are" in err, err
