@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .ray_backend import add_backend_options, check_backend_options, nodes_line
 from .shared import UsageError, add_case_source, desk_of, env_kwargs, int_in
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
@@ -116,6 +117,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="an Ed25519 private key (batchgate keygen) that signs the run's manifest and every row",
     )
+    add_backend_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -162,9 +164,15 @@ def run(args: argparse.Namespace) -> int:
         except CertificateError as exc:
             raise SystemExit(f"batchgate run-model: --sign-key: {exc}") from None
     config = _config(args, desk, key, RunConfig)
+    check_backend_options(args.backend, args.ray_address, "run-model")
+    player = None
+    if args.backend == "ray":
+        from .ray_runs import play_on_ray
+
+        player = play_on_ray
     bar = progress_bar(quiet=args.quiet)
     try:
-        summary = asyncio.run(run_rollouts(config, on_row=bar.update_row, on_start=bar.start))
+        summary = asyncio.run(run_rollouts(config, on_row=bar.update_row, on_start=bar.start, player=player))
     except RunStopped as exc:
         bar.close()
         print(f"batchgate run-model: {exc}", file=sys.stderr)
@@ -182,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
             " run the same command again to play the rest"
         ) from None
     bar.close()
+    if args.backend == "ray":
+        print(nodes_line("run-model"), file=sys.stderr)
     print(summary.line(config.out), file=sys.stderr)
     if summary.scored == 0 and (summary.infra_errors or not summary.skipped):
         return 1

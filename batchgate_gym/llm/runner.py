@@ -57,7 +57,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -605,18 +605,18 @@ async def run_rollouts(
     config: RunConfig,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    player: Player | None = None,
 ) -> RunSummary:
     """Play every selected (case, rollout) not yet in ``config.out``, appending one row each as it ends.
 
     ``on_start(n)`` is told how many rollouts this run will play, ``on_row(row)`` each
-    row as it is written.
+    row as it is written. ``player`` plays the rollouts (:func:`play_here` by default,
+    in this process; ``run-model --backend ray`` passes one that plays them as Ray tasks).
 
     Raises :class:`SettingsMismatch` before any request for an out file of other
     settings, and :class:`RunStopped` when the run cannot go on (the rows already
     written are kept).
     """
-    from openai import AsyncOpenAI
-
     started_wall, started = _now(), time.perf_counter()
     cases, chosen, source = plan(config)
     settings = run_settings(config)
@@ -643,22 +643,11 @@ async def run_rollouts(
     runs = _earlier_runs(config) if existing else []
     this_run: dict[str, Any] = {"started": started_wall, "ended": None, "counts": {}}
     write_meta(config, settings, [*runs, this_run], manifest, signer)
-    client = AsyncOpenAI(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        max_retries=0,
-        timeout=config.timeout,
-        default_headers=dict(config.headers),
-    )
-    gate = asyncio.Semaphore(config.concurrency)
-    first = _FirstRequest()
     key = settings_key(settings)
     try:
         with config.out.open("a", encoding="utf-8") as out:
 
-            async def one(index: int, rollout: int) -> None:
-                async with gate:
-                    row = await play_rollout(client, config, cases, source, index, rollout, first, provenance)
+            def write(row: dict[str, Any]) -> None:
                 row["settings_key"] = key
                 provenance.sign(row)
                 out.write(json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
@@ -667,19 +656,66 @@ async def run_rollouts(
                 if on_row is not None:
                     on_row(row)
 
-            tasks = [asyncio.ensure_future(one(index, rollout)) for index, rollout in pairs]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+            if player is not None:
+                await player(config, pairs, provenance, write)
+            else:
+                await play_here(config, pairs, provenance, write, planned=(cases, source))
     finally:
-        await client.close()
         summary.elapsed_s = time.perf_counter() - started
         this_run.update(ended=_now(), counts=_counts(summary))
         write_meta(config, settings, [*runs, this_run], manifest, signer)
     return summary
+
+
+Player = Callable[
+    [RunConfig, Sequence[tuple[int, int]], "RowProvenance", Callable[[dict[str, Any]], None]], Awaitable[None]
+]
+"""What plays a run's (case index, rollout) pairs: ``player(config, pairs, provenance, write)``
+hands each row to ``write`` as its rollout ends."""
+
+
+def client_of(config: RunConfig) -> Any:
+    """The official ``AsyncOpenAI`` client, its own retries off (:func:`ask` retries and counts)."""
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        max_retries=0,
+        timeout=config.timeout,
+        default_headers=dict(config.headers),
+    )
+
+
+async def play_here(
+    config: RunConfig,
+    pairs: Sequence[tuple[int, int]],
+    provenance: RowProvenance | None,
+    write: Callable[[dict[str, Any]], None],
+    first: _FirstRequest | None = None,
+    planned: tuple[list[Any], str] | None = None,
+) -> None:
+    """Play ``pairs`` (case index, rollout) in this process, at most ``config.concurrency`` at
+    once, handing each row to ``write`` as it ends; the first request goes out alone.
+    ``planned`` is the cases and source's name, when already read."""
+    cases, source = planned if planned is not None else plan(config)[::2]
+    client = client_of(config)
+    gate = asyncio.Semaphore(config.concurrency)
+    first = _FirstRequest() if first is None else first
+
+    async def one(index: int, rollout: int) -> None:
+        async with gate:
+            row = await play_rollout(client, config, cases, source, index, rollout, first, provenance)
+        write(row)
+
+    tasks = [asyncio.ensure_future(one(index, rollout)) for index, rollout in pairs]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await client.close()
 
 
 @dataclass(frozen=True)

@@ -154,3 +154,37 @@ def test_ray_address_without_the_ray_backend_is_refused() -> None:
         text=True,
     )
     assert done.returncode == 2 and "--ray-address is used with --backend ray" in done.stderr
+
+
+def test_run_model_on_two_nodes_writes_the_local_rows_signed_here(cluster: str, tmp_path: Path) -> None:
+    from batchgate_gym.kernel.certificate import write_key_pair
+    from batchgate_gym.llm.server import ServerSettings, serve_in_thread
+
+    private, public = write_key_pair(tmp_path / "key")
+    outs = {"local": tmp_path / "local.jsonl", "ray": tmp_path / "ray.jsonl"}
+    with serve_in_thread(ServerSettings(policy="careful")) as server:
+        for backend, out in outs.items():
+            os.environ["TEST_KEY"] = "local"
+            done = batchgate(
+                "run-model", "--split", "eval", "-n", "8", "-r", "2", "--model", "careful",
+                "--base-url", server.base_url, "--api-key-env", "TEST_KEY", "--out", str(out),
+                "--sign-key", str(private), "--backend", backend,
+                *(["--ray-address", cluster] if backend == "ray" else []),
+            )  # fmt: skip
+            if backend == "ray":
+                assert "Ray tasks ran on 2 nodes" in done.stderr, done.stderr
+
+    def rows(path: Path) -> dict[tuple[str, int], dict[str, object]]:
+        found = [json.loads(line) for line in path.read_text().splitlines()]
+        return {(row["case_id"], row["rollout"]): row for row in found}
+
+    local, on_ray = rows(outs["local"]), rows(outs["ray"])
+    assert len(on_ray) == 16 and set(on_ray) == set(local)
+    for key, row in local.items():  # the same episodes, but for the wall clock
+        assert {k: v for k, v in on_ray[key].items() if k != "timing"} == {
+            k: v for k, v in row.items() if k != "timing"
+        }
+    assert (
+        "verified: 16 of 16 rows verify"
+        in batchgate("verify", str(outs["ray"]), "--trust", str(public)).stdout
+    )
