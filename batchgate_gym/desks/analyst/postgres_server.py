@@ -109,7 +109,11 @@ def server() -> Server:
             url = embedded.get_uri()
         tag = f"{os.getpid()}_{secrets.token_hex(3)}"
         found = Server(url, f"batchgate_reader_{tag}", secrets.token_hex(16), tag, embedded, folder)
-        _prepare(found)
+        try:
+            _prepare(found)
+        except BaseException:
+            _stop(found)
+            raise
         _SERVER.append(found)
         atexit.register(shutdown)
         return found
@@ -188,10 +192,15 @@ def shutdown() -> None:
                 con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             con.execute(f"DROP ROLE IF EXISTS {found.reader}")
     finally:
-        if found.embedded is not None:
-            found.embedded.cleanup()
-        if found.folder is not None:
-            shutil.rmtree(found.folder, ignore_errors=True)
+        _stop(found)
+
+
+def _stop(found: Server) -> None:
+    """Stop the server this process started, if it did, and remove its folder."""
+    if found.embedded is not None:
+        found.embedded.cleanup()
+    if found.folder is not None:
+        shutil.rmtree(found.folder, ignore_errors=True)
 
 
 def running_pid() -> int | None:

@@ -347,3 +347,24 @@ def test_without_its_libraries_the_store_names_the_extra(monkeypatch: pytest.Mon
     monkeypatch.setattr(builtins, "__import__", no_psycopg)
     with pytest.raises(StoreFailure, match=r"needs the 'analyst' extra"):
         open_store("postgres", SPEC)
+
+
+def test_a_server_that_cannot_be_prepared_is_stopped_and_its_folder_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if os.environ.get(postgres_server.ENV_URL):
+        pytest.skip("the tests were pointed at a server of their own: none is started here")
+    postgres_server.shutdown()
+    seen: list[tuple[Path, int]] = []
+
+    def broken(found: postgres_server.Server) -> None:
+        assert found.folder is not None
+        seen.append((found.folder, int(found.embedded.get_pid())))
+        raise RuntimeError("no role")
+
+    monkeypatch.setattr(postgres_server, "_prepare", broken)
+    with pytest.raises(RuntimeError, match="no role"):
+        postgres_server.server()
+    ((folder, pid),) = seen
+    assert not folder.exists()
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
