@@ -26,6 +26,7 @@ plan scans no table (``SELECT 42``).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import threading
@@ -96,10 +97,11 @@ class _Named:
 
 
 def database_name(spec: DataSpec, visible: tuple[str, ...]) -> str:
-    """The process's database of ``spec``'s ``visible`` tables (at most 63 characters)."""
-    key = re.sub(r"[^a-z0-9_]", "_", spec.key().lower())[:30]
-    part = "" if visible == table_names(spec) else "_" + "_".join(t[:3] for t in visible)[:14]
-    return f"bg_{postgres_server.server().tag}_{key}{part}"[:63]
+    """The process's database of ``spec``'s ``visible`` tables: a readable start of the dataset's
+    key and a digest of the key and the tables, within PostgreSQL's 63 characters."""
+    readable = re.sub(r"[^a-z0-9_]", "_", spec.key().lower())[:20]
+    digest = hashlib.sha256(repr((spec.key(), tuple(visible))).encode()).hexdigest()[:16]
+    return f"bg_{postgres_server.server().tag}_{readable}_{digest}"
 
 
 _LOADED: dict[str, tuple[str, ...]] = {}

@@ -13,6 +13,7 @@ run as root, and stops with the process that started it.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import os
 import subprocess
 import sys
@@ -368,3 +369,17 @@ def test_a_server_that_cannot_be_prepared_is_stopped_and_its_folder_removed(
     ((folder, pid),) = seen
     assert not folder.exists()
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_each_dataset_and_share_of_one_has_its_own_database() -> None:
+    from batchgate_gym.desks.analyst.canonical import table_names
+    from batchgate_gym.desks.analyst.counterfactual import copy_spec
+
+    snapshot = next(c.data for c in split_cases("postgres") if c.level == 6)
+    assert snapshot.change is not None
+    # differs from the snapshot only at the end of its key: the declared change's state
+    other = dataclasses.replace(snapshot, change=dataclasses.replace(snapshot.change, state="ZZ"))
+    specs = [snapshot, other, copy_spec(snapshot, 1), copy_spec(snapshot, 2), SPEC, DataSpec(5, 301)]
+    names = {postgres_store.database_name(s, table_names(s)) for s in specs}
+    names.add(postgres_store.database_name(SPEC, ("products", "sellers")))
+    assert len(names) == len(specs) + 1 and all(len(n) <= 63 for n in names)
