@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .shared import UsageError
+
 TAKES_DESK = False  # a key is no desk's
 
 
@@ -26,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         private, public = write_key_pair(args.out)
-    except CertificateError as exc:
-        raise SystemExit(f"batchgate keygen: {exc}") from None
+    except CertificateError as exc:  # a key there already, or a folder that is not: the user's to fix
+        raise UsageError(f"batchgate keygen: {exc}") from None
     print(f"batchgate keygen: wrote {private} (private, mode 0600) and {public} (public)", file=sys.stderr)
     return 0

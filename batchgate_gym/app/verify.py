@@ -16,6 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .shared import UsageError
+
 TAKES_DESK = False  # the rows name their desk
 
 
@@ -32,18 +34,22 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         key = TrustedKey.load(args.trust)
-    except CertificateError as exc:
-        raise SystemExit(f"batchgate verify: {exc}") from None
+    except CertificateError as exc:  # no such key, or not a public key: the user's to fix
+        raise UsageError(f"batchgate verify: {exc}") from None
+    first_problem = ""
     failed = False
     for name in args.files:
         path = Path(name)
         if not path.is_file():
-            raise SystemExit(f"batchgate verify: {path}: no such results file")
+            raise UsageError(f"batchgate verify: {path}: no such results file")
         outcome = verify_file(path, key)
         for problem in outcome.problems:
             print(f"  {problem}")
         print(outcome.line())
         failed = failed or not outcome.ok
+        first_problem = first_problem or next(iter(outcome.problems), "")
     if failed:
-        print("batchgate verify: not verified", file=sys.stderr)
+        print(
+            f"batchgate verify: not verified{': ' + first_problem if first_problem else ''}", file=sys.stderr
+        )
     return 1 if failed else 0

@@ -134,21 +134,39 @@ WALK = [
     (["mcp", "--case", "nope"], 2, "no case with case_id 'nope'"),
     (["mcp", "--cases", "{tmp}/missing.jsonl"], 2, "is neither a split"),
     (["mcp", "--desk", "refund", "--tickets", "3", "--split", "eval"], 2, "shapes the procedural cases"),
-    # Commands of the results certificates, as they are: a missing file or key is refused.
-    (["keygen", "--out", "{tmp}/no/key"], None, "key"),
-    (["verify", "{tmp}/missing.jsonl", "--trust", "{tmp}/missing.pub"], None, "missing.pub"),
+    (["keygen", "--out", "{tmp}/no/key"], 2, "cannot write"),
+    (["keygen", "--out", "{results}"], 2, "exists already"),
+    (["verify", "{tmp}/missing.jsonl", "--trust", "{tmp}/missing.pub"], 2, "cannot read the public key"),
+    (["verify", "{tmp}/missing.jsonl", "--trust", "{results}"], 2, "not a public key in PEM"),
+    (["verify", "{tmp}/garbage.jsonl", "--trust", "{pub}"], 1, "not a JSON row"),
     (["audit", "--split", "nope"], ARGPARSE, "--split"),
 ]
 
 
 def _argv(argv: list[str], tmp: Path, html: str, busy: str) -> list[str]:
-    values = {"{tmp}": str(tmp), "{results}": str(RESULTS), "{html}": html, "{busy}": busy}
+    values = {
+        "{tmp}": str(tmp),
+        "{results}": str(RESULTS),
+        "{html}": html,
+        "{busy}": busy,
+        "{pub}": _public_key(tmp),
+    }
     out = []
     for arg in argv:
         for key, value in values.items():
             arg = arg.replace(key, value)
         out.append(arg)
     return out
+
+
+def _public_key(folder: Path) -> str:
+    """A public key in ``folder`` (made once), for the commands that check against one."""
+    from batchgate_gym.kernel.certificate import write_key_pair
+
+    public = folder / "walk.key.pub"
+    if not public.exists():
+        write_key_pair(folder / "walk.key")
+    return str(public)
 
 
 def _walked(command: str) -> bool:
