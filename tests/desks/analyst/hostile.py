@@ -6,6 +6,7 @@ this package, with the check each store's own split gets: careful perfect, every
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import Any
 
@@ -60,3 +61,15 @@ def careful_is_perfect(cases: list[Any]) -> None:
         assert info["score"]["infra_errors"] == 0
         assert replay(case, env.export_log(), head=info["log_head"]).as_dict() == info["score"]
     env.close()
+
+
+def hide_module(monkeypatch: pytest.MonkeyPatch, top: str) -> None:
+    """Make ``import top`` (and its submodules) fail, as on an install without its extra."""
+    real_import = builtins.__import__
+
+    def without(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == top or name.startswith(top + "."):
+            raise ImportError(f"No module named {top!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without)

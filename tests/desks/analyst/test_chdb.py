@@ -11,7 +11,6 @@ the store then says which extra to install.
 
 from __future__ import annotations
 
-import builtins
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefu
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 
-from .hostile import careful_is_perfect, refuse_all, run_bounded
+from .hostile import careful_is_perfect, hide_module, refuse_all, run_bounded
 
 NEEDS_CHDB = "the chdb store needs the optional 'analyst-chdb' extra (pip install chdb)"
 try:
@@ -225,13 +224,6 @@ def test_a_dataset_dropped_under_an_open_store_is_an_infra_failure() -> None:
 
 
 def test_without_the_extra_the_store_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
-
-    def no_chdb(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "chdb" or name.startswith("chdb."):
-            raise ImportError("No module named 'chdb'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_chdb)
+    hide_module(monkeypatch, "chdb")
     with pytest.raises(StoreFailure, match=r"analyst-chdb"):
         open_store("chdb", SPEC)

@@ -12,7 +12,6 @@ run as root, and stops with the process that started it.
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import os
 import subprocess
@@ -33,7 +32,7 @@ from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefu
 from batchgate_gym.kernel.engine_functions import FunctionLists
 from batchgate_gym.kernel.infra import InfraFailure
 
-from .hostile import careful_is_perfect, refuse_all
+from .hostile import careful_is_perfect, hide_module, refuse_all
 
 pytestmark = pytest.mark.slow  # every test here talks to a PostgreSQL server the tests start
 
@@ -338,14 +337,7 @@ def test_copy_in_slices_loads_every_row(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_without_its_libraries_the_store_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
-
-    def no_psycopg(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "psycopg" or name.startswith("psycopg."):
-            raise ImportError("No module named 'psycopg'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_psycopg)
+    hide_module(monkeypatch, "psycopg")
     with pytest.raises(StoreFailure, match=r"needs the 'analyst' extra"):
         open_store("postgres", SPEC)
 
