@@ -25,6 +25,7 @@ import pytest
 
 from batchgate_gym.app.attacks import run_attacks
 from batchgate_gym.desks.analyst import postgres_server, postgres_store
+from batchgate_gym.desks.analyst.cases import case_from_dict
 from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.postgres_functions import POSTGRES
 from batchgate_gym.desks.analyst.sources import split_cases
@@ -375,3 +376,16 @@ def test_each_dataset_and_share_of_one_has_its_own_database() -> None:
     names = {postgres_store.database_name(s, table_names(s)) for s in specs}
     names.add(postgres_store.database_name(SPEC, ("products", "sellers")))
     assert len(names) == len(specs) + 1 and all(len(n) <= 63 for n in names)
+
+
+def test_a_procedural_level_4_case_takes_the_pair_asked_for() -> None:
+    from batchgate_gym.desks.analyst.generator import build_case
+
+    assert build_case(3, level=4, store="postgres+sqlite")["stores"] == ["postgres", "sqlite"]
+    assert build_case(3, level=4, store="postgres")["stores"] == [
+        "sqlite",
+        "lake",
+    ]  # one store: the default pair
+    assert build_case(3, level=4)["stores"] == ["sqlite", "lake"]
+    cases = [case_from_dict(build_case(seed, level=4, store="postgres+sqlite"), str(seed)) for seed in (3, 4)]
+    careful_is_perfect(cases)
