@@ -12,7 +12,9 @@ read from ``/proc``).
 
 Each process keeps its databases and its reader role apart from every other
 process's (their names carry a tag of the process), drops them at exit, and stops the
-server it started; the server's data directory goes with it. The server's settings
+server it started; the server's data directory goes with it. A process killed before its
+exit handlers run leaves its server behind: the next process to start one stops it and
+removes its folder, which names the process that made it. The server's settings
 keep the results a function of the data alone: no autovacuum (statistics never
 change under a case), no parallel workers, no JIT.
 """
@@ -24,6 +26,7 @@ import os
 import resource
 import secrets
 import shutil
+import signal
 import tempfile
 import threading
 import warnings
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 ENV_URL = "BATCHGATE_POSTGRES_URL"
+PREFIX = "batchgate-postgres-"  # a server's folder: PREFIX, the starting process's id, a random part
 EXTRA = "analyst"
 READER_SETTINGS = {
     # The wall clock is only a safety net far above any honest query: its firing is an
@@ -103,7 +107,9 @@ def server() -> Server:
             return _SERVER[0]
         _SERVER.clear()  # a forked child starts over: its parent's handle is the parent's
         url = os.environ.get(ENV_URL, "").strip()
-        folder = None if url else Path(tempfile.mkdtemp(prefix="batchgate-postgres-"))
+        if not url:
+            sweep_orphans()
+        folder = None if url else Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
         embedded = None if folder is None else _start_embedded(folder)
         if embedded is not None:
             url = embedded.get_uri()
@@ -117,6 +123,36 @@ def server() -> Server:
         _SERVER.append(found)
         atexit.register(shutdown)
         return found
+
+
+def sweep_orphans() -> list[Path]:
+    """Stop the servers of processes that died without stopping theirs (killed), and remove their
+    folders; a folder names the process that made it. The folders removed."""
+    import psutil
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
+        owner = folder.name.removeprefix(PREFIX).split("-")[0]
+        if not owner.isdigit() or psutil.pid_exists(int(owner)):
+            continue
+        _stop_orphan(folder / "data" / "postmaster.pid", psutil)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _stop_orphan(pid_file: Path, psutil: Any) -> None:
+    """Stop the postmaster a dead process left running on ``pid_file``'s data directory."""
+    try:
+        process = psutil.Process(int(pid_file.read_text().split()[0]))
+        if process.name() == "postgres" and str(pid_file.parent) in " ".join(process.cmdline()):
+            process.send_signal(signal.SIGINT)  # a fast shutdown: the server's children go with it
+            try:
+                process.wait(10)
+            except psutil.TimeoutExpired:
+                process.kill()
+    except (OSError, ValueError, IndexError, psutil.Error):
+        return
 
 
 def _start_embedded(folder: Path) -> Any:

@@ -389,3 +389,25 @@ def test_a_procedural_level_4_case_takes_the_pair_asked_for() -> None:
     assert build_case(3, level=4)["stores"] == ["sqlite", "lake"]
     cases = [case_from_dict(build_case(seed, level=4, store="postgres+sqlite"), str(seed)) for seed in (3, 4)]
     careful_is_perfect(cases)
+
+
+KILLED = PROCESS + textwrap.dedent(
+    """
+    import signal
+    print(found.folder, postgres_server.running_pid(), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # no exit handler runs: the server is left behind
+    """
+)
+
+
+def test_the_server_of_a_killed_process_is_stopped_by_the_next_one() -> None:
+    env = {k: v for k, v in os.environ.items() if k != postgres_server.ENV_URL}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == -9, done.stderr[-2000:]
+    folder, pid = done.stdout.split()[2:]
+    assert Path(folder).exists() and psutil.pid_exists(int(pid))  # left behind
+    assert Path(folder) in postgres_server.sweep_orphans()
+    assert not Path(folder).exists()
+    assert not psutil.pid_exists(int(pid)) or psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
