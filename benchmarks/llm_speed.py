@@ -25,6 +25,11 @@ The server's CPU time is read from ``/proc/PID/stat`` before and after each run
 (user + system, 10 ms ticks); the client's is this process's ``time.process_time``.
 
     python benchmarks/llm_speed.py [--quick] [--repeats 7] [--rollouts 2] [--out benchmarks/results]
+
+``--wide 512`` instead plays one run at that concurrency (``--rollouts 16`` of each eval
+case: 512 rollouts in flight at once) with no retry allowed, and checks that no
+connection was dropped (a dropped one is an infra error), and that every planned (case,
+rollout) is in the file exactly once; it writes llm_speed_wide.{json,md}.
 """
 
 from __future__ import annotations
@@ -427,6 +432,56 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_wide(concurrency: int, rollouts: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """One run of every eval case ``rollouts`` times at ``concurrency``: clean, and every row once."""
+    from openai._constants import DEFAULT_CONNECTION_LIMITS
+
+    with server_process(POLICY) as (base_url, _pid), tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "wide.jsonl"
+        config = RunConfig(
+            model=f"scripted-{POLICY}", base_url=base_url, api_key="local", out=out, desk=DESK,
+            split=SPLIT, rollouts=rollouts, concurrency=concurrency, max_retries=0,
+        )  # fmt: skip
+        log(f"{concurrency} rollouts in flight")
+        start = time.perf_counter()
+        summary = asyncio.run(run_rollouts(config))
+        wall = time.perf_counter() - start
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    planned = summary.planned
+    pairs = [(row["case_id"], row["rollout"]) for row in rows]
+    return {
+        "concurrency": concurrency,
+        "planned": planned,
+        "rows": len(rows),
+        "distinct_rows": len(set(pairs)),
+        "scored": summary.scored,
+        "infra_errors": summary.infra_errors,
+        "retries": summary.retries,
+        "requests": summary.requests,
+        "wall_s": round(wall, 2),
+        "rollouts_per_s": round(len(rows) / wall, 1),
+        "client_max_connections": DEFAULT_CONNECTION_LIMITS.max_connections,
+        "clean": summary.infra_errors == 0
+        and summary.retries == 0
+        and len(rows) == len(set(pairs)) == planned,
+    }
+
+
+def wide_markdown(result: dict[str, Any]) -> str:
+    rows = [
+        ["rollouts planned / rows written / distinct", f"{result['planned']} / {result['rows']} / {result['distinct_rows']}"],
+        ["scored / infra errors (dropped connections) / retries", f"{result['scored']} / {result['infra_errors']} / {result['retries']}"],
+        ["requests", f"{result['requests']:,}"],
+        ["wall time (s) / rollouts per s", f"{result['wall_s']} / {result['rollouts_per_s']}"],
+        ["the client's connection cap (openai's default)", str(result["client_max_connections"])],
+    ]  # fmt: skip
+    head = (
+        f"run-model's runner at concurrency {result['concurrency']}, no retry allowed, {os.cpu_count()} CPUs"
+    )
+    lines = [head, "", "|  | value |", "|---|---:|", *(f"| {a} | {b} |" for a, b in rows)]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="default 1 4 16")
@@ -435,7 +490,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollouts", type=int, default=2, help="rollouts of each case a run (default 2)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 4 cases, one repeat")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
+    parser.add_argument(
+        "--wide", type=int, default=None, metavar="C", help="one run at concurrency C (see above)"
+    )
     args = parser.parse_args(argv)
+    if args.wide is not None:
+        return main_wide(args, argv)
     if args.quick:
         args.n, args.rollouts, args.repeats = 4, 1, 1
     result = run_benchmark(
@@ -445,14 +505,24 @@ def main(argv: list[str] | None = None) -> int:
         args.rollouts,
         log=lambda stage: print(f"[llm_speed] {stage}", file=sys.stderr, flush=True),
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "llm_speed.json").write_text(json.dumps(result, indent=1) + "\n")
-    command = "python benchmarks/llm_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    table = markdown(result)
-    (out / "llm_speed.md").write_text(f"<!-- made by: {command.strip()} -->\n\n{table}\n")
-    print(table)
+    write_results(Path(args.out), "llm_speed", result, markdown(result), argv)
     return 0
+
+
+def write_results(out: Path, name: str, result: dict[str, Any], table: str, argv: list[str] | None) -> None:
+    """``NAME.json`` and ``NAME.md`` (the table, with the command that made it) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    command = "python benchmarks/llm_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    (out / f"{name}.md").write_text(f"<!-- made by: {command.strip()} -->\n\n{table}\n")
+    print(table)
+
+
+def main_wide(args: argparse.Namespace, argv: list[str] | None) -> int:
+    rollouts = args.rollouts if args.rollouts != 2 else 16
+    result = run_wide(args.wide, rollouts, log=lambda stage: print(f"[llm_speed] {stage}", file=sys.stderr))
+    write_results(Path(args.out), "llm_speed_wide", result, wide_markdown(result), argv)
+    return 0 if result["clean"] else 1
 
 
 if __name__ == "__main__":

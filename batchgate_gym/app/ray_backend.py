@@ -58,7 +58,7 @@ def check_backend_options(backend: str, ray_address: str | None, command: str) -
             ensure_ray(ray_address)
         except ImportError as exc:
             raise UsageError(f"batchgate {command}: {exc}") from None
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # Ray's own errors (no cluster there, a token refused) in one line
             where = ray_address or os.environ.get("RAY_ADDRESS") or "a local Ray"
             raise SystemExit(
                 f"batchgate {command}: cannot join the Ray cluster at {where}: {exc} (a cluster started"
@@ -118,7 +118,8 @@ def ray_map(function: Callable[[Job], Result], jobs: Sequence[Job]) -> Iterator[
     if not jobs:
         return
     ray = ensure_ray()
-    task = ray.remote(_located)
+    # SPREAD: Ray would otherwise keep short tasks on the node that is free first, often one.
+    task = ray.remote(_located).options(scheduling_strategy="SPREAD")
     pending = [task.remote(function, job) for job in jobs]
     # Yield in job order (the caller updates progress as each result arrives).
     for reference in pending:

@@ -3,6 +3,10 @@ start``, as docs/models.md tells a user to, on this machine's loopback.
 
 The nodes listen on 127.0.0.2, not 127.0.0.1: Ray replaces 127.0.0.1 and ``localhost`` with
 the machine's own network address, and the tests send traffic to loopback only. Every
+process of the cluster and every command runs with token authentication on
+(``RAY_AUTH_MODE=token`` and the token in ``RAY_AUTH_TOKEN``), as the docs advise: Ray 2.60
+turns it on by itself for a head started where a local ``ray.init()`` once left a token in
+``~/.ray``, and then refuses every process that was not told. Every
 command that plays many episodes (``report``, ``attacks``, ``team``) gives, with
 ``--backend ray``, the same per-case rows as on this machine, and says that its tasks ran on
 both nodes.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -28,6 +33,13 @@ pytestmark = pytest.mark.slow  # two Ray nodes take half a minute to start
 
 HOST = "127.0.0.2"
 RAY = str(Path(sys.executable).parent / "ray")
+AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+
+
+def with_auth() -> dict[str, str]:
+    env = {**os.environ, **AUTH, "BATCHGATE_NO_PROGRESS": "1"}
+    env.pop("RAY_ADDRESS", None)
+    return env
 
 
 def free_port() -> int:
@@ -45,6 +57,7 @@ def start_node(args: list[str], temp_dir: Path) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        env=with_auth(),
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -56,7 +69,9 @@ def start_node(args: list[str], temp_dir: Path) -> subprocess.Popen[str]:
 def wait_for_nodes(address: str, count: int, within: float = 120) -> None:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        status = subprocess.run([RAY, "status", "--address", address], capture_output=True, text=True)
+        status = subprocess.run(
+            [RAY, "status", "--address", address], capture_output=True, text=True, env=with_auth()
+        )
         if status.stdout.count(" node_") >= count:
             return
         time.sleep(1)
@@ -86,11 +101,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 node.wait()
 
 
-def batchgate(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BATCHGATE_NO_PROGRESS": "1"}
-    env.pop("RAY_ADDRESS", None)
+def batchgate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [sys.executable, "-m", "batchgate_gym", *args], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-m", "batchgate_gym", *args],
+        capture_output=True,
+        text=True,
+        env=with_auth() if env is None else env,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     return done
@@ -123,6 +140,19 @@ def test_attacks_and_team_on_two_nodes_are_the_local_tables(cluster: str) -> Non
         on_ray = batchgate(*command, "--backend", "ray", "--ray-address", cluster)
         assert json.loads(on_ray.stdout) == json.loads(local.stdout), command
         assert "Ray tasks ran on 2 nodes" in on_ray.stderr, (command, on_ray.stderr)
+
+
+def test_a_command_without_the_clusters_token_is_refused_in_one_line(cluster: str) -> None:
+    env = {**with_auth(), "RAY_AUTH_TOKEN": secrets.token_hex(32)}  # another token
+    done = subprocess.run(
+        [sys.executable, "-m", "batchgate_gym", "report", "--backend", "ray", "--ray-address", cluster],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 1 and "cannot join the Ray cluster at" in done.stderr.splitlines()[-1]
+    assert "Traceback" not in done.stderr
 
 
 def test_a_cluster_that_is_not_there_is_one_line() -> None:
@@ -164,12 +194,12 @@ def test_run_model_on_two_nodes_writes_the_local_rows_signed_here(cluster: str, 
     outs = {"local": tmp_path / "local.jsonl", "ray": tmp_path / "ray.jsonl"}
     with serve_in_thread(ServerSettings(policy="careful")) as server:
         for backend, out in outs.items():
-            os.environ["TEST_KEY"] = "local"
             done = batchgate(
                 "run-model", "--split", "eval", "-n", "8", "-r", "2", "--model", "careful",
                 "--base-url", server.base_url, "--api-key-env", "TEST_KEY", "--out", str(out),
                 "--sign-key", str(private), "--backend", backend,
                 *(["--ray-address", cluster] if backend == "ray" else []),
+                env={**with_auth(), "TEST_KEY": "local"},
             )  # fmt: skip
             if backend == "ray":
                 assert "Ray tasks ran on 2 nodes" in done.stderr, done.stderr
