@@ -155,7 +155,7 @@ class TextMacroEnv(StepBudgetSpec, gym.Env[np.ndarray, np.int64]):
             return self.tracker.mask()
         return self._mask.copy()
 
-    def render(self) -> str | None:
+    def render(self) -> Any:  # str or None, as the text environment's
         rendered: str | None = self.text_env.render()
         return rendered
 

@@ -525,7 +525,7 @@ class TextDeskEnv(StepBudgetSpec, gym.Env[str, str], Generic[WorldT, CaseT]):
         recomputed on the way out (:meth:`Ledger.export`)."""
         return self.world.ledger.export()
 
-    def render(self) -> str | None:
+    def render(self) -> Any:  # str or None; Any: Gymnasium's own annotation differs by version
         """With ``render_mode="ansi"``, the episode so far as text: the opening task,
         then for each step the turn, the action, its result and the running log head,
         and once it ends the score and the final head; otherwise ``None`` (``"human"``

@@ -159,6 +159,7 @@ def vector_throughput(kind: str, size: int, config: BenchConfig) -> dict[str, fl
     vector_class = gym.vector.SyncVectorEnv if kind == "sync" else gym.vector.AsyncVectorEnv
     vec = vector_class([eval_env] * size)
     policies = [CarefulPolicy() for _ in range(size)]
+    observations: Any
     observations, _ = vec.reset(seed=0)
     state: dict[str, Any] = {"obs": tuple(observations), "pending": [False] * size, "episodes": 0}
     for policy, observation in zip(policies, state["obs"], strict=True):
