@@ -219,7 +219,7 @@ def report_results(
     """``--results``: one column per model of the files, each row re-graded by the desk's replay,
     held to its run's manifest, and (``trust``) to its certificate."""
     from batchgate_gym.kernel.certificate import CertificateError, TrustedKey
-    from batchgate_gym.llm import results
+    from batchgate_gym.llm import results, summary
 
     missing = [path for path in paths if not Path(path).is_file()]
     if missing:  # the command line's mistake, said before any file is read
@@ -237,7 +237,7 @@ def report_results(
             print(f"batchgate report: notice: {notice}", file=sys.stderr)
     if not loaded:
         raise SystemExit(f"batchgate report: no rows in {', '.join(paths)}")
-    print(dumps(results.report_json(loaded, desk)) if as_json else results.report_text(loaded, desk))
+    print(dumps(summary.report_json(loaded, desk)) if as_json else summary.report_text(loaded, desk))
     return 0
 
 

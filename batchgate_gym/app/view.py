@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from batchgate_gym.desks import registry
-from batchgate_gym.llm.results import ResultsError, load_results, read_rows, summarize
+from batchgate_gym.llm.results import ResultsError, load_results, read_rows
+from batchgate_gym.llm.summary import summarize
 
 from .shared import UsageError
 

@@ -7,11 +7,13 @@ which is how the adapter, and anything built on it, is tested without a model.
 Core code: it needs neither Gymnasium nor a model client, only an environment
 object with ``reset`` and ``step``.
 
-Imported only when asked for (they need the ``llm`` extra): :mod:`.server`, a
+Imported only when asked for (they need the ``api`` extra): :mod:`.server`, a
 local chat-completions server whose answers are a scripted policy's (``batchgate
 serve``); :mod:`.runner`, rollouts against any such API on the ``openai`` client
-(``batchgate run-model``); :mod:`.results`, its result files re-graded from their
-logs (``batchgate report --results``). :mod:`.trl_env` gives each desk's tools as a TRL
+(``batchgate run-model``); :mod:`.results`, its result files held to their run's
+manifest (:mod:`.certified`) and re-graded from their logs, and :mod:`.summary`,
+their figures (``batchgate report --results``); :mod:`.verification`, a file checked
+row by row against a public key (``batchgate verify``). :mod:`.trl_env` gives each desk's tools as a TRL
 environment class; :mod:`.verifiers_env` each desk as a verifiers environment
 (the ``verifiers`` extra).
 """

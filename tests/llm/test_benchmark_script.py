@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from benchmark_scripts import load_script
 
-from batchgate_gym.llm.results import load_results, report_json
+from batchgate_gym.llm.results import load_results
+from batchgate_gym.llm.summary import report_json
 
 
 @pytest.mark.slow  # server: the benchmark script over every scripted player

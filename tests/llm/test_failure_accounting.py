@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from batchgate_gym.app.cli import main
-from batchgate_gym.llm.results import load_results, report_json
+from batchgate_gym.llm.results import load_results
 from batchgate_gym.llm.runner import RunStopped
 from batchgate_gym.llm.server import estimate_tokens
+from batchgate_gym.llm.summary import report_json
 
 from .support import rows, run_model, serving
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from batchgate_gym import evaluate
-from batchgate_gym.llm.results import load_results, report_json
+from batchgate_gym.llm.results import load_results
+from batchgate_gym.llm.summary import report_json
 
 from .support import rows, run_model, serving
 
