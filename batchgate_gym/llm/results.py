@@ -272,13 +272,42 @@ class RunRecord:
         except (OSError, ValueError) as exc:
             raise ResultsError(f"{meta_path}: not a run's meta file ({exc})") from None
         manifest = meta.get("manifest") if isinstance(meta, dict) else None
-        if manifest is not None and not (
-            isinstance(manifest, dict)
-            and isinstance(manifest.get("case_ids"), list)
-            and isinstance(manifest.get("rollouts"), int)
-        ):
-            raise ResultsError(f"{meta_path}: the manifest is not a run-model manifest")
+        if manifest is not None:
+            problem = manifest_problem(manifest)
+            if problem:
+                raise ResultsError(f"{meta_path}: the manifest is not a run-model manifest ({problem})")
         return cls(path, manifest, meta if isinstance(meta, dict) else {})
+
+
+_MANIFEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "desk": str,
+    "version": str,
+    "source": str,
+    "source_kind": str,
+    "source_digest": str,
+    "source_cases": int,
+    "selection": dict,
+    "case_ids": list,
+    "rollouts": int,
+    "settings": dict,
+    "settings_key": str,
+}
+
+
+def manifest_problem(manifest: object) -> str:
+    """What is wrong with a manifest read from a file ("" when nothing is): a field missing
+    or of the wrong type, case ids that are not strings, or no rollouts."""
+    if not isinstance(manifest, dict):
+        return "not a JSON object"
+    for name, kind in _MANIFEST_FIELDS.items():
+        value = manifest.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{name!r} missing or not a {getattr(kind, '__name__', kind)}"
+    if not all(isinstance(case_id, str) for case_id in manifest["case_ids"]):
+        return "'case_ids' holds something other than strings"
+    if manifest["rollouts"] < 1 or manifest["source_kind"] not in ("split", "file"):
+        return "'rollouts' below 1, or 'source_kind' neither split nor file"
+    return ""
 
 
 @dataclass
@@ -626,6 +655,7 @@ __all__ = [
     "default_log_settings",
     "desk_tools",
     "load_results",
+    "manifest_problem",
     "read_rows",
     "regrade",
     "settings_label",

@@ -340,3 +340,25 @@ def test_picked_cases_cannot_pass_for_the_first_ones_or_a_sample(
         Path(f"{files['b']}.meta.json").write_text(json.dumps(meta))
         status, _, err = report(["report", "--results", str(files["b"])], capsys)
         assert status == 1 and "the manifest says its cases are" in err, err
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m.update(source_cases="32"),
+        lambda m: m.update(case_ids=[1, 2]),
+        lambda m: m.pop("selection"),
+        lambda m: m.update(rollouts=0),
+        lambda m: m.update(rollouts=True),
+    ],
+    ids=["cases-as-text", "ids-not-strings", "no-selection", "no-rollouts", "bool-rollouts"],
+)
+def test_a_malformed_manifest_is_refused_in_one_line(
+    signed: dict[str, Path], tmp_path: Path, capsys: Any, edit: Callable[[dict[str, Any]], Any]
+) -> None:
+    copied = copy_run(signed["naive"], tmp_path / "naive.jsonl", lambda found: found)
+    meta = json.loads(Path(f"{copied}.meta.json").read_text())
+    edit(meta["manifest"])
+    Path(f"{copied}.meta.json").write_text(json.dumps(meta))
+    status, _, err = report(["report", "--results", str(copied)], capsys)
+    assert status == 1 and "the manifest is not a run-model manifest" in err, err
