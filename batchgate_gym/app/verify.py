@@ -1,5 +1,10 @@
 """``batchgate verify``: check results files against a public key, on their own.
 
+A file of episodes a signed server handed out (``serve-env --sign-key``: OpenEnv's
+state ``result`` or MCP's result resource, one JSON object a line) is checked episode
+by episode: each certificate the key's, signing exactly its result, whose log replays
+on its case (from its source, or drawn again from its seed) to its score.
+
 Every row of each ``FILE`` (written by ``run-model --sign-key``) must carry a
 certificate of the key ``--trust KEY.pub`` that signs exactly the row's provenance
 and outcome, its log must replay under its head to its score (an infra error's,
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .shared import UsageError
 
@@ -26,6 +32,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust", required=True, metavar="KEY.pub", help="the public key the rows must be signed by"
     )
+
+
+def verify_served_file(path: Path, key: Any) -> Any:
+    """A file of results a signed server handed out (OpenEnv's state ``result``, MCP's result
+    resource, one JSON object a line), checked episode by episode; None for any other file."""
+    from batchgate_gym.llm.results import ResultsError, read_rows
+    from batchgate_gym.llm.verification import FileVerdict
+    from batchgate_gym.serving.certificates import is_served_result, verify_served_rows
+
+    try:
+        rows = read_rows(path)
+    except (ResultsError, OSError, UnicodeDecodeError):
+        return None  # verify_file names the problem
+    if not rows or not all(is_served_result(row) for _, row in rows):
+        return None
+    problems = verify_served_rows(rows, key, str(path))
+    return FileVerdict(path, len(rows), len(rows) - len(problems), problems=problems, served=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         path = Path(name)
         if not path.is_file():
             raise UsageError(f"batchgate verify: {path}: no such results file")
-        outcome = verify_file(path, key)
+        outcome = verify_served_file(path, key) or verify_file(path, key)
         for problem in outcome.problems:
             print(f"  {problem}")
         print(outcome.line())

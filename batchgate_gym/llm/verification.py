@@ -22,19 +22,22 @@ class FileVerdict:
     planned: int | None = None
     missing: int = 0
     problems: list[str] = field(default_factory=list)
+    served: bool = False  # episodes a server signed one by one: no run to be complete
 
     @property
     def ok(self) -> bool:
         """Every row verified, and every rollout the signed manifest planned is there."""
-        return not self.problems and self.rows > 0 and self.planned is not None and not self.missing
+        complete = self.served or (self.planned is not None and not self.missing)
+        return not self.problems and self.rows > 0 and complete
 
     def line(self) -> str:
         verdict = "verified" if self.ok else "NOT verified"
-        planned = (
-            "no signed manifest"
-            if self.planned is None
-            else f"{self.planned - self.missing} of {self.planned} planned rollouts there"
-        )
+        if self.served:
+            planned = "episodes of a server, signed one by one"
+        elif self.planned is None:
+            planned = "no signed manifest"
+        else:
+            planned = f"{self.planned - self.missing} of {self.planned} planned rollouts there"
         return f"{self.path}: {verdict}: {self.verified} of {self.rows} rows verify; {planned}"
 
 

@@ -13,7 +13,7 @@ exactly this result, and the result's log replays under its head to its score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from batchgate_gym.kernel.certificate import CertificateError, TrustedKey, canonical_json
@@ -66,4 +66,53 @@ def check_served_result(result: Mapping[str, Any], trusted: TrustedKey, case: An
         raise CertificateError("the result's score is not what its log replays to")
 
 
-__all__ = ["SERVED_CERTIFIED", "SERVED_KIND", "check_served_result", "served_facts"]
+def is_served_result(row: Mapping[str, Any]) -> bool:
+    """A row that is a served episode's result (``batchgate verify`` tells them from run-model's)."""
+    return "log_head" in row and "rollout" not in row
+
+
+def served_case(row: Mapping[str, Any]) -> Any:
+    """The case a served result was played on: from its source by id, or drawn again from its
+    seed under its settings (a procedural case)."""
+    from batchgate_gym.desks import registry
+
+    desk = registry.get(str(row.get("desk")))
+    source = row.get("source")
+    if source:
+        found = [case for case in desk.fixed_cases(source) if case.case_id == row.get("case_id")]
+        if not found:
+            raise CertificateError(f"no case {row.get('case_id')!r} in {source!r}")
+        return found[0]
+    settings = row.get("settings") or {}
+    if not isinstance(row.get("seed"), int) or not isinstance(settings, Mapping):
+        raise CertificateError("a procedural result names its seed and settings")
+    (case,) = desk.procedural_cases([int(row["seed"])], **settings)
+    return case
+
+
+def verify_served_rows(
+    rows: Sequence[tuple[int, Mapping[str, Any]]], trusted: TrustedKey, path: str
+) -> list[str]:
+    """Each served result's problem, ``PATH:LINE: ...``, checked as :func:`check_served_result`
+    does ([] when every row verifies)."""
+    import importlib
+
+    problems = []
+    for number, row in rows:
+        try:
+            replay = importlib.import_module(f"batchgate_gym.desks.{row.get('desk')}.replay").replay
+            check_served_result(row, trusted, served_case(row), replay)
+        except (CertificateError, ValueError, KeyError, TypeError, ImportError) as exc:
+            problems.append(f"{path}:{number}: {exc}")
+    return problems
+
+
+__all__ = [
+    "SERVED_CERTIFIED",
+    "SERVED_KIND",
+    "check_served_result",
+    "is_served_result",
+    "served_case",
+    "served_facts",
+    "verify_served_rows",
+]

@@ -110,3 +110,33 @@ def test_another_key_is_refused(signed: tuple[TrustedKey, dict[str, Served]], tm
     _, other_public = write_key_pair(tmp_path / "other")
     with pytest.raises(CertificateError, match="signed by another key"):
         check(result, TrustedKey.load(other_public))
+
+
+def test_batchgate_verify_checks_a_file_of_served_results(
+    signed: tuple[TrustedKey, dict[str, Served]], tmp_path: Path
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    key, servers = signed
+    results = play_openenv(servers["openenv"]) + play_mcp(servers["mcp"])
+    genuine = tmp_path / "served.jsonl"
+    genuine.write_text("".join(json.dumps(r) + "\n" for r in results))
+
+    def verify(path: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "batchgate_gym", "verify", str(path), "--trust", key.path]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    done = verify(genuine)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"verified: {len(results)} of {len(results)} rows verify; episodes of a server" in done.stdout
+    raised = tmp_path / "raised.jsonl"
+    edited = copy.deepcopy(results)
+    edited[1]["reward"] = 1.0 if edited[1]["reward"] != 1.0 else 0.5
+    raised.write_text("".join(json.dumps(r) + "\n" for r in edited))
+    done = verify(raised)
+    assert (
+        done.returncode == 1
+        and "raised.jsonl:2: the certificate is genuine but signs another episode" in done.stdout
+    )
