@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +20,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STARTUP_SECONDS = 240.0  # generous: a loaded two-core machine imports slowly
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_listening(port: int, within: float = 60) -> None:
+    """Return once something accepts connections on 127.0.0.1:``port`` (RuntimeError after ``within`` s)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 @dataclass
@@ -98,4 +118,4 @@ def started(*commands: Sequence[str]) -> Iterator[list[ServedProcess]]:
                 served.process.wait()
 
 
-__all__ = ["ServedProcess", "started"]
+__all__ = ["ServedProcess", "free_port", "started", "wait_listening"]

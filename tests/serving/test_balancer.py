@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ import pytest
 
 from batchgate_gym.desks import registry
 from batchgate_gym.kernel.text_policy import as_policy
+from batchgate_gym.serving.processes import free_port, wait_listening
 
 from .support import Served, report_rows, same_as_report, serving
 
@@ -40,12 +39,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "serving.md"
 CASES = 6  # sessions played through the balancer, the first eval cases
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def docs_config(front: int, servers: list[Served]) -> str:
     """The docs' HAProxy configuration, its ports replaced by the test's."""
     page = DOCS.read_text()
@@ -56,17 +49,6 @@ def docs_config(front: int, servers: list[Served]) -> str:
     for port, served in zip(ports, servers, strict=True):
         config = config.replace(port, f"127.0.0.1:{served.port}")
     return config
-
-
-def wait_listening(port: int, within: float = 20) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 @pytest.fixture
