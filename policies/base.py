@@ -11,6 +11,9 @@ them; they are re-exported here for convenience.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
 from batchgate_gym.kernel.text_policy import (
     Policy,
     PolicyLike,
@@ -21,4 +24,27 @@ from batchgate_gym.kernel.text_policy import (
     results,
 )
 
-__all__ = ["Policy", "PolicyLike", "TextPolicyFunction", "action", "call", "result_of", "results"]
+P = TypeVar("P", bound=Any)
+
+
+def without_checks(policy: P, checks: Sequence[str], known: Sequence[str]) -> P:
+    """``policy`` (a careful policy) leaving ``checks`` of its ``known`` checks out: its
+    ``skipped``, and the name ``careful-without-<check>+<check>...`` (an ablation)."""
+    unknown = [c for c in checks if c not in known]
+    if unknown or not checks:
+        raise ValueError(f"careful has no check {unknown[0] if unknown else ''!r}: {', '.join(known)}")
+    policy.skipped = frozenset(checks)
+    policy.name = "careful-without-" + "+".join(checks)
+    return policy
+
+
+__all__ = [
+    "Policy",
+    "PolicyLike",
+    "TextPolicyFunction",
+    "action",
+    "call",
+    "result_of",
+    "results",
+    "without_checks",
+]

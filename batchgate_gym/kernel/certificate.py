@@ -193,12 +193,26 @@ class TrustedKey:
         return facts
 
 
+def check_facts(signed: Mapping[str, Any], held: Mapping[str, Any]) -> None:
+    """Raise :class:`CertificateError` unless ``signed`` (a verified payload) is ``held``,
+    compared as their canonical JSON reads back (a tuple is a list, as in any JSON)."""
+    held_plain = json.loads(canonical_json(dict(held)))
+    if dict(signed) != held_plain:
+        differing = sorted(
+            name for name in set(signed) | set(held_plain) if signed.get(name) != held_plain.get(name)
+        )
+        raise CertificateError(
+            f"the certificate is genuine but signs another episode (differing: {', '.join(differing)})"
+        )
+
+
 __all__ = [
     "CERTIFICATE_FIELDS",
     "CertificateError",
     "Signer",
     "TrustedKey",
     "canonical_json",
+    "check_facts",
     "key_id",
     "source_digest",
     "write_key_pair",

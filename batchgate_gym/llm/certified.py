@@ -23,12 +23,17 @@ that ships it, and a case file's changes with any edit to any case.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from batchgate_gym.kernel.certificate import CertificateError, TrustedKey, canonical_json, source_digest
+from batchgate_gym.kernel.certificate import (
+    CertificateError,
+    TrustedKey,
+    canonical_json,
+    check_facts,
+    source_digest,
+)
 
 EPISODE_KIND = "batchgate-episode/1"
 RUN_KIND = "batchgate-run/1"
@@ -159,19 +164,6 @@ def check_row_certificate(row: Mapping[str, Any], trusted: TrustedKey) -> None:
     check_facts(trusted.verify(row.get("certificate")), row_facts(row))
 
 
-def check_facts(signed: Mapping[str, Any], held: Mapping[str, Any]) -> None:
-    """Raise :class:`CertificateError` unless ``signed`` (a verified payload) is ``held``,
-    compared as their canonical JSON reads back (a tuple is a list, as in any JSON)."""
-    held_plain = json.loads(canonical_json(dict(held)))
-    if dict(signed) != held_plain:
-        differing = sorted(
-            name for name in set(signed) | set(held_plain) if signed.get(name) != held_plain.get(name)
-        )
-        raise CertificateError(
-            f"the certificate is genuine but signs another episode (differing: {', '.join(differing)})"
-        )
-
-
 def check_manifest_certificate(meta: Mapping[str, Any], trusted: TrustedKey) -> None:
     """Raise :class:`CertificateError` unless the meta file's manifest is signed by ``trusted``."""
     facts = trusted.verify(meta.get("manifest_certificate"))
@@ -185,7 +177,6 @@ __all__ = [
     "ROW_CERTIFIED",
     "RUN_KIND",
     "build_manifest",
-    "check_facts",
     "check_manifest_certificate",
     "check_row_certificate",
     "manifest_digest",

@@ -698,7 +698,10 @@ async def play_here(
     """Play ``pairs`` (case index, rollout) in this process, at most ``config.concurrency`` at
     once, handing each row to ``write`` as it ends; the first request goes out alone.
     ``planned`` is the cases and source's name, when already read."""
-    cases, source = planned if planned is not None else plan(config)[::2]
+    if planned is None:
+        cases, _chosen, source = plan(config)
+    else:
+        cases, source = planned
     client = client_of(config)
     gate = asyncio.Semaphore(config.concurrency)
     first = _FirstRequest() if first is None else first

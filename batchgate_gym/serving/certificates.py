@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from batchgate_gym.kernel.certificate import CertificateError, TrustedKey, canonical_json
+from batchgate_gym.kernel.certificate import CertificateError, TrustedKey, check_facts
 
 SERVED_KIND = "batchgate-served-episode/1"
 SERVED_CERTIFIED = (
@@ -47,15 +47,7 @@ def check_served_result(result: Mapping[str, Any], trusted: TrustedKey, case: An
     """Raise :class:`CertificateError` unless ``result`` carries ``trusted``'s certificate of
     exactly its facts, is a result of ``case``, and its log replays (``replay(case, log,
     head=...)``, the desk's) under its head to its score."""
-    import json
-
-    signed = trusted.verify(result.get("certificate"))
-    held = json.loads(canonical_json(served_facts(result)))
-    if signed != held:
-        differing = sorted(name for name in set(signed) | set(held) if signed.get(name) != held.get(name))
-        raise CertificateError(
-            f"the certificate is genuine but signs another episode (differing: {', '.join(differing)})"
-        )
+    check_facts(trusted.verify(result.get("certificate")), served_facts(result))
     if result.get("case_digest") != case.digest:
         raise CertificateError(f"the result is not of case {case.case_id!r} (its case digest differs)")
     try:

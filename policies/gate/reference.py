@@ -19,7 +19,7 @@ from batchgate_gym.desks.gate.contract import contract as default_contract
 from batchgate_gym.desks.gate.rules_sql import check_query, contract_rules, rules_query
 from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
-from ..base import Policy
+from ..base import Policy, without_checks
 
 LOAD_ORDER: dict[str, int] = {"customers": 0, "orders": 1}
 """The order tables are loaded in: customers first, so that orders find the
@@ -121,15 +121,7 @@ class CarefulPolicy(ReportingPolicy):
     @classmethod
     def without(cls, *checks: str) -> CarefulPolicy:
         """Careful leaving ``checks`` out, named ``careful-without-<check>+<check>...``."""
-        unknown = [c for c in checks if c not in CAREFUL_CHECKS]
-        if unknown or not checks:
-            raise ValueError(
-                f"careful has no check {unknown[0] if unknown else ''!r}: {', '.join(CAREFUL_CHECKS)}"
-            )
-        policy = cls()
-        policy.skipped = frozenset(checks)
-        policy.name = "careful-without-" + "+".join(checks)
-        return policy
+        return without_checks(cls(), checks, CAREFUL_CHECKS)
 
     def act(self, observation: str) -> str:
         if self.stage == "start":

@@ -36,7 +36,7 @@ from typing import Any
 
 from batchgate_gym.kernel.text_policy import action, call, result_of, results, results_of
 
-from ..base import Policy
+from ..base import Policy, without_checks
 
 HISTORY, CAP, RETRY, STABLE_KEY = "history", "cap", "retry", "stable-key"
 CAREFUL_CHECKS: tuple[str, ...] = (HISTORY, CAP, RETRY, STABLE_KEY)
@@ -242,15 +242,7 @@ class CarefulRefundPolicy(ScriptedRefundPolicy):
     @classmethod
     def without(cls, *checks: str) -> CarefulRefundPolicy:
         """careful leaving ``checks`` of :data:`CAREFUL_CHECKS` out, named ``careful-without-...``."""
-        unknown = [c for c in checks if c not in CAREFUL_CHECKS]
-        if unknown or not checks:
-            raise ValueError(
-                f"careful has no check {unknown[0] if unknown else ''!r}: {', '.join(CAREFUL_CHECKS)}"
-            )
-        policy = cls()
-        policy.skipped = frozenset(checks)
-        policy.name = "careful-without-" + "+".join(checks)
-        return policy
+        return without_checks(cls(), checks, CAREFUL_CHECKS)
 
     def reset(self, observation: str, info: dict[str, Any]) -> None:
         self.handled: set[str] = set()  # orders this episode's earlier tickets settled
