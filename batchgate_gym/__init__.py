@@ -12,9 +12,10 @@ The core (the kernel and the desks) imports neither the environments nor the pol
 Importing the package registers every desk's Gymnasium ids by string entry point, the
 one place the core touches Gymnasium (:mod:`.registration`). The environments live in
 ``batchgate_gym.envs``, the policies in ``batchgate_gym.policies``; the desk registry
-(:mod:`.desks.registry`) names what each desk is played with, and above it stand the
-``batchgate`` command (:mod:`.app`, with ``evaluate``), the model harness (:mod:`.llm`),
-the network servers (:mod:`.serving`) and the speed benchmark (:mod:`.bench`). The
+(:mod:`.desks.registry`) names what each desk is played with; above it the play loop
+(:mod:`.evaluation`, with ``evaluate``), and above that the ``batchgate`` command
+(:mod:`.app`), the model harness (:mod:`.llm`), the network servers (:mod:`.serving`)
+and the speed benchmark (:mod:`.bench`). The
 names at this level are the gate's, the first desk: its case type and files, its
 contract and tool schemas, and ``replay``, ``replay_team`` and ``LogIntegrityError``,
 which recompute and check a score from a case and an exported log.
@@ -50,7 +51,7 @@ def __getattr__(name: str) -> Any:
     # Imported when first asked for: ``evaluate`` needs the environments, and the
     # replays the world and grader, which a plain ``import batchgate_gym`` need not load.
     if name == "evaluate":
-        from .app.evaluate import evaluate
+        from .evaluation import evaluate
 
         return evaluate
     if name == "replay":

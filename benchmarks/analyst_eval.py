@@ -17,7 +17,7 @@ from pathlib import Path
 
 from batchgate_gym.app.attacks import attack_table, run_attacks
 from batchgate_gym.app.report import report_text
-from batchgate_gym.app.shared import report_json
+from batchgate_gym.evaluation import report_json
 
 sys.path.insert(0, str(Path(__file__).parent))
 from analyst_seeds import ablation, group_table

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from batchgate_gym.app.attacks import attack_table, procedural_cases, run_attacks
-from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.app.report import baseline_table
-from batchgate_gym.app.shared import report_json, run_policies
+from batchgate_gym.evaluation import EvaluationResult, report_json, run_policies
 from batchgate_gym.tables import markdown_table
 
 

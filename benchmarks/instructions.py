@@ -15,7 +15,13 @@ of strings) are the same in every count; caches keyed by object identity are not
 same count taken again in a new process still differs by one to three percent per unit,
 so a change of a few percent is noise.
 
-    python benchmarks/instructions.py [--measures careful,gate_reset,...] [--before PYTHON] [--out DIR]
+    python benchmarks/instructions.py [--measures careful,gate_reset,...] [--before PYTHON]
+        [--before-counts JSON] [--jobs N] [--out DIR]
+
+``--before-counts`` takes the before column from the ``instructions.json`` of an earlier
+run (its "now", counted under the earlier checkout's Python), so a long count of the
+code a change starts from is taken once. A reset counted by phase (``PHASES``) gets a
+second table: each phase's instructions, the difference of two measures.
 
 The script runs itself as the workload (``--workload NAME --count N``), importing the
 package only there, so that an older checkout can run the same workloads.
@@ -24,6 +30,8 @@ package only there, so that an older checkout can run the same workloads.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import importlib
 import json
 import os
 import re
@@ -31,24 +39,97 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+STORES = ("sqlite", "duckdb", "lake", "files")  # the analyst's, each reset to on its own
 # name -> (what one unit is, units counted)
 MEASURES: dict[str, tuple[str, int]] = {
-    "careful": ("careful episode, eval split, warm (text interface, graded)", 200),
-    "naive": ("naive episode, eval split, warm (text interface, graded)", 400),
+    "careful": ("careful episode, eval split, warm (text interface, graded)", 100),
+    "naive": ("naive episode, eval split, warm (text interface, graded)", 200),
     "evaluate": (
         "careful episode of evaluate over the eval split, warm (the bench's careful loop plus evaluate's own work)",
-        192,
+        96,
     ),
-    "gate_reset": ("fresh procedural reset of BadBatchGate-v0", 200),
-    "refund_reset": ("fresh procedural reset of RefundDesk-v0", 500),
+    "gate_reset": ("fresh procedural reset of BadBatchGate-v0", 100),
+    "refund_reset": ("fresh procedural reset of RefundDesk-v0", 300),
     "cold_file": ("careful episode of evaluate over a fresh 100-case file, in a new process", 100),
-    "gate_macro": ("BadBatchGateMacro-v0 step, random masked moves, eval split, warm", 2000),
-    "refund_macro": ("RefundDeskMacro-v0 step, random masked moves, eval split, warm", 3000),
+    "gate_macro": ("BadBatchGateMacro-v0 step, random masked moves, eval split, warm", 1000),
+    "refund_macro": ("RefundDeskMacro-v0 step, random masked moves, eval split, warm", 1500),
+    # The text call each macro move stands for, sent as its text action to a bare text
+    # environment on the same state (the same resets and moves, replayed).
+    "gate_text_call": ("BadBatchGate-v0 step of a macro move's text action, same states as gate_macro", 1000),
+    "refund_text_call": (
+        "RefundDesk-v0 step of a macro move's text action, same states as refund_macro",
+        1500,
+    ),
+    # A fresh reset by phase: each measure is the reset's path up to the end of a phase,
+    # so a phase is the difference of two rows (the last phase: the full reset's row).
+    "gate_generate": ("gate reset phase: generate (the generator's dict)", 100),
+    "gate_check": ("gate reset phase: up to check (the case made typed, and its digest)", 100),
+    "gate_build": ("gate reset phase: up to build (the case's SQLite image)", 100),
+    "gate_first_episode": ("fresh procedural reset of BadBatchGate-v0 and careful's episode on it", 50),
+    "refund_generate": ("refund reset phase: generate (the generator's dict)", 300),
+    "refund_check": ("refund reset phase: up to check (the case made typed, and its digest)", 300),
+    **{
+        f"analyst_{part}_{store}": (f"analyst procedural {what}, store {store}", 6)
+        for store in STORES
+        for part, what in (("case", "case (generate and check the question)"), ("reset", "reset"))
+    },
 }
+# A reset's phases: each phase measure counts the reset's path up to the end of its phase,
+# so a phase is its measure less the measures named after it.
+PHASES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
+    "gate_reset": (
+        ("generate", "gate_generate", ()),
+        ("check (typed, digest)", "gate_check", ("gate_generate",)),
+        ("build (the SQLite image)", "gate_build", ("gate_check",)),
+        ("reset (restore, log, task)", "gate_reset", ("gate_build",)),
+        (
+            "first compile (first careful episode, less a warm one)",
+            "gate_first_episode",
+            ("gate_reset", "careful"),
+        ),
+    ),
+    "refund_reset": (
+        ("generate", "refund_generate", ()),
+        ("check (typed, digest)", "refund_check", ("refund_generate",)),
+        ("build and reset (no database: state, log, task)", "refund_reset", ("refund_check",)),
+    ),
+    **{
+        f"analyst_reset_{store}": (
+            ("generate and check (question, data spec)", f"analyst_case_{store}", ()),
+            (
+                "build and reset (dataset, store, log, task)",
+                f"analyst_reset_{store}",
+                (f"analyst_case_{store}",),
+            ),
+        )
+        for store in STORES
+    },
+}
+
+# Measures whose run with no units is the same run (the same set-up, the same warm-up):
+# it is counted once for them all.
+SHARED_SET_UP: dict[str, str] = {
+    **{name: "gate phases" for name in ("gate_generate", "gate_check", "gate_build")},
+    **{name: "refund phases" for name in ("refund_generate", "refund_check")},
+    **{f"analyst_{part}_{store}": f"analyst {store}" for store in STORES for part in ("case", "reset")},
+}
+
+
+def _evaluate_module() -> Any:
+    """The module holding ``evaluate`` and ``run_episode``, wherever this checkout keeps it
+    (``--before`` runs these workloads on an earlier checkout)."""
+    try:
+        from batchgate_gym import evaluation
+
+        return evaluation
+    except ImportError:
+        from batchgate_gym.app import evaluate as module
+
+        return module
 
 
 def _episodes(policy_name: str) -> Callable[[int], None]:
@@ -67,10 +148,10 @@ def _episodes(policy_name: str) -> Callable[[int], None]:
 def _evaluate(count: int) -> None:
     """``count`` careful episodes of ``evaluate`` over the eval split (whole runs of it),
     after two runs that build every case and compile every statement."""
-    from batchgate_gym.app.evaluate import evaluate
     from batchgate_gym.envs import BatchGateEnv
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
+    evaluate = _evaluate_module().evaluate
     careful = REFERENCE_POLICIES["careful"]
     split_size = len(BatchGateEnv(split="eval").source)
     if count % split_size:
@@ -94,11 +175,11 @@ def _resets(env_id: str) -> Callable[[int], None]:
 
 
 def _cold_file(count: int) -> None:
-    from batchgate_gym.app.evaluate import evaluate
     from batchgate_gym.desks.gate.generator import build_case, dumps_case
     from batchgate_gym.kernel.case_files import write_jsonl
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
+    evaluate = _evaluate_module().evaluate
     careful = REFERENCE_POLICIES["careful"]
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
@@ -111,28 +192,129 @@ def _cold_file(count: int) -> None:
             evaluate(careful(), cases=str(fresh), progress=False)
 
 
+def _macro_env(desk: str) -> Any:
+    if desk == "gate":
+        from batchgate_gym.envs.gate.macro import GateMacroEnv
+
+        return GateMacroEnv(split="eval")
+    from batchgate_gym.envs.refund.macro import RefundMacroEnv
+
+    return RefundMacroEnv(split="eval")
+
+
+_MACRO_WARM_UP = 600  # steps: every case built, every statement compiled
+
+
+def _macro_moves(env: Any, count: int) -> Iterator[tuple[str | None, str]]:
+    """``count`` random masked moves on ``env`` (reset with seed 0 first): each step's
+    text action, with the case a reset before it began (or ``None``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    _vector, info = env.reset(seed=0)
+    case: str | None = None
+    for _ in range(count):
+        allowed = np.flatnonzero(env.action_masks())
+        *_, terminated, truncated, info = env.step(allowed[rng.integers(len(allowed))])
+        yield case, info["text_action"]
+        case = None
+        if terminated or truncated:
+            _vector, info = env.reset()
+            case = info["case_id"]
+
+
 def _macro(desk: str) -> Callable[[int], None]:
     def run(count: int) -> None:
-        import numpy as np
+        for _ in _macro_moves(_macro_env(desk), _MACRO_WARM_UP + count):
+            pass
 
-        if desk == "gate":
-            from batchgate_gym.envs.gate.macro import GateMacroEnv as MacroEnv
-        else:
-            from batchgate_gym.envs.refund.macro import RefundMacroEnv as MacroEnv  # type: ignore[assignment]
+    return run
 
-        env = MacroEnv(split="eval")
-        rng = np.random.default_rng(0)
-        env.reset(seed=0)
 
-        def steps(n: int) -> None:
-            for _ in range(n):
-                allowed = np.flatnonzero(env.action_masks())
-                *_, terminated, truncated, _info = env.step(allowed[rng.integers(len(allowed))])
-                if terminated or truncated:
-                    env.reset()
+def _text_calls(desk: str) -> Callable[[int], None]:
+    """The macro measure's moves, recorded as text actions (the same in both runs), then
+    replayed on a bare text environment: warm-up moves, then ``count`` counted ones."""
 
-        steps(1500)  # every case built, every statement compiled
-        steps(count)
+    def run(count: int) -> None:
+        macro = _macro_env(desk)
+        moves = list(_macro_moves(macro, _MACRO_WARM_UP + MEASURES[f"{desk}_macro"][1]))
+        text, opening = macro.text_env.__class__(split="eval"), macro.tracker.opening_calls()
+        from batchgate_gym.envs.macro_env import text_action_of
+
+        def begin(seed: int | None, case: str | None) -> None:
+            _obs, info = text.reset(seed=seed)
+            if case is not None and info["case_id"] != case:
+                raise RuntimeError(f"the replay drew case {info['case_id']}, the macro env {case}")
+            text.step(text_action_of(opening))
+
+        begin(0, None)
+        for case, action in moves[: _MACRO_WARM_UP + count]:
+            if case is not None:
+                begin(None, case)
+            text.step(action)
+
+    return run
+
+
+def _phase_cases(desk: str, typed: bool, built: bool = False) -> Callable[[int], None]:
+    """Fresh procedural cases up to the end of a phase: the generator's dict, then the typed
+    case and its digest, then (the gate) its image. The warm-up case goes the whole way in
+    every phase's run, so their runs with no units are one run."""
+
+    def run(count: int) -> None:
+        package = f"batchgate_gym.desks.{desk}"
+        generator = importlib.import_module(f"{package}.generator")
+        sources = importlib.import_module(f"{package}.sources")
+        world = importlib.import_module(f"{package}.world")
+
+        def case(seed: int, typed: bool, built: bool) -> None:
+            if not typed:
+                generator.build_case(seed)
+                return
+            made = sources.build_procedural(seed)
+            made.digest  # noqa: B018  (the digest is made on first use)
+            if built and desk == "gate":
+                world.prepare(made)
+
+        case(8 * 10**6, True, True)  # first-use costs
+        for seed in range(1, count + 1):
+            case(10**6 + seed, typed, built)
+
+    return run
+
+
+def _first_episode(count: int) -> None:
+    from batchgate_gym.envs import BatchGateEnv
+    from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
+
+    env, policy = BatchGateEnv(), REFERENCE_POLICIES["careful"]()
+    run_episode = _evaluate_module().run_episode
+    run_episode(env, policy, 0, {"seed": 0})  # first-use costs
+    for seed in range(1, count + 1):
+        run_episode(env, policy, seed, {"seed": 10**6 + seed})
+
+
+def _analyst(part: str, store: str) -> Callable[[int], None]:
+    """Fresh procedural analyst cases asking in ``store``: built (question and data spec),
+    or reset to (dataset generated and written, store opened). The dataset cache is a new
+    folder in each run, so no run finds another's datasets on disk; the warm-up case is
+    built and reset to in both parts' runs, so their runs with no units are one run."""
+
+    def run(count: int) -> None:
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["BATCHGATE_ANALYST_CACHE"] = cache
+            from batchgate_gym.desks.analyst.sources import build_procedural
+            from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+
+            env = AnalystDeskEnv()
+            build_procedural(8 * 10**6, store=store).digest  # noqa: B018
+            env.reset(seed=0, options={"store": store, "case_seed": 8 * 10**6})
+            for seed in range(1, count + 1):
+                if part == "case":
+                    build_procedural(10**6 + seed, store=store).digest  # noqa: B018
+                else:
+                    env.reset(seed=seed, options={"store": store, "case_seed": 10**6 + seed})
+            env.close()
 
     return run
 
@@ -146,6 +328,15 @@ WORKLOADS: dict[str, Callable[[int], None]] = {
     "cold_file": _cold_file,
     "gate_macro": _macro("gate"),
     "refund_macro": _macro("refund"),
+    "gate_text_call": _text_calls("gate"),
+    "refund_text_call": _text_calls("refund"),
+    "gate_generate": _phase_cases("gate", typed=False),
+    "gate_check": _phase_cases("gate", typed=True),
+    "gate_build": _phase_cases("gate", typed=True, built=True),
+    "gate_first_episode": _first_episode,
+    "refund_generate": _phase_cases("refund", typed=False),
+    "refund_check": _phase_cases("refund", typed=True),
+    **{f"analyst_{part}_{store}": _analyst(part, store) for store in STORES for part in ("case", "reset")},
 }
 # The cold file counts all its cases or none: its count is its file's size.
 _ALL_OR_NONE = {"cold_file"}
@@ -163,9 +354,30 @@ def instructions(python: str, workload: str, count: int) -> int:
     return int(found.group(1))
 
 
-def per_unit(python: str, workload: str) -> float:
-    count = MEASURES[workload][1]
-    return (instructions(python, workload, count) - instructions(python, workload, 0)) / count
+def counts(runs: list[tuple[str, str, int]], jobs: int) -> dict[tuple[str, str, int], int]:
+    """The instructions of each ``(python, workload, count)`` run, ``jobs`` runs at a time
+    (each run is a process of its own; running others beside it moves no count)."""
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        done = pool.map(lambda run: instructions(*run), runs)
+        return dict(zip(runs, done, strict=True))
+
+
+def per_unit(pythons: dict[str, str], names: list[str], jobs: int = 1) -> dict[str, dict[str, float]]:
+    """Instructions per unit of each measure under each interpreter (``{"now": python, ...}``):
+    its run with its units less its run with none (shared by measures of one set-up)."""
+    zero_of = {name: SHARED_SET_UP.get(name, name) for name in names}
+    zero_runs = {key: name for name, key in reversed(zero_of.items())}  # one workload per set-up
+    runs = [(python, name, MEASURES[name][1]) for python in pythons.values() for name in names]
+    runs += [(python, name, 0) for python in pythons.values() for name in zero_runs.values()]
+    counted = counts(list(dict.fromkeys(runs)), jobs)
+    return {
+        side: {
+            name: (counted[python, name, MEASURES[name][1]] - counted[python, zero_runs[zero_of[name]], 0])
+            / MEASURES[name][1]
+            for name in names
+        }
+        for side, python in pythons.items()
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -177,13 +389,37 @@ def markdown(result: dict[str, Any]) -> str:
         rule = "|---|---:|---:|---:|"
     rows = [header, rule]
     for name, now in result["now"].items():
-        cells = [MEASURES[name][0]]
-        if before is not None:
-            cells += [f"{before[name]:,.0f}", f"{now:,.0f}", f"{now / before[name] - 1:+.1%}"]
-        else:
-            cells.append(f"{now:,.0f}")
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+        rows.append(_row(MEASURES[name][0], now, None if before is None else before[name]))
+    return "\n".join(rows + _phase_tables(result))
+
+
+def _row(label: str, now: float, before: float | None) -> str:
+    if before is None:
+        return f"| {label} | {now:,.0f} |"
+    return f"| {label} | {before:,.0f} | {now:,.0f} | {now / before - 1:+.1%} |"
+
+
+def _phase_tables(result: dict[str, Any]) -> list[str]:
+    """A table per reset whose phase measures were all counted: each phase's instructions."""
+    lines: list[str] = []
+    before = result.get("before")
+    for reset, phases in PHASES.items():
+        needed = {name for _label, measure, less in phases for name in (measure, *less)}
+        if not needed <= result["now"].keys():
+            continue
+        head = "| phase | before | now | change |" if before is not None else "| phase | now |"
+        lines += [
+            "",
+            f"{MEASURES[reset][0]}, by phase:",
+            "",
+            head,
+            "|---|---:|" + ("---:|---:|" if before else ""),
+        ]
+        for label, measure, less in phases:
+            now = result["now"][measure] - sum(result["now"][name] for name in less)
+            then = None if before is None else before[measure] - sum(before[name] for name in less)
+            lines.append(_row(label, now, then))
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,6 +428,10 @@ def main(argv: list[str] | None = None) -> int:
         "--measures", default=",".join(MEASURES), help="comma-separated: " + ", ".join(MEASURES)
     )
     parser.add_argument("--before", default=None, help="a Python whose batchgate_gym is an earlier checkout")
+    parser.add_argument(
+        "--before-counts", default=None, help="instructions.json of an earlier run: its now is the before"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="callgrind runs at a time (counts do not move)")
     parser.add_argument("--out", default=None, help="write instructions.json and instructions.md here")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), help=argparse.SUPPRESS)  # the script's child
     parser.add_argument("--count", type=int, default=None, help=argparse.SUPPRESS)
@@ -207,9 +447,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian: apt-get install valgrind)")
-    result: dict[str, Any] = {"now": {name: per_unit(sys.executable, name) for name in names}}
-    if args.before:
-        result["before"] = {name: per_unit(args.before, name) for name in names}
+    if args.before and args.before_counts:
+        parser.error("give --before or --before-counts, not both")
+    pythons = {"now": sys.executable, **({"before": args.before} if args.before else {})}
+    result: dict[str, Any] = per_unit(pythons, names, args.jobs)
+    if args.before_counts:
+        earlier = json.loads(Path(args.before_counts).read_text())["now"]
+        missing = [name for name in names if name not in earlier]
+        if missing:
+            parser.error(f"{args.before_counts} has no count of {', '.join(missing)}")
+        result["before"] = {name: earlier[name] for name in names}
     table = markdown(result)
     if args.out:
         out = Path(args.out)

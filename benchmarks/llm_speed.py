@@ -283,7 +283,7 @@ def run_through_server(
 
 def run_in_process(n: int | None, rollouts: int) -> dict[str, Any]:
     """The same episodes with the chat code and the policy called directly: no HTTP, no client."""
-    from batchgate_gym.app.evaluate import as_policy
+    from batchgate_gym.kernel.text_policy import as_policy
     from batchgate_gym.llm.chat import ChatEpisode, ChatSettings
     from batchgate_gym.llm.results import desk_tools
     from batchgate_gym.llm.scripted import ScriptedModel

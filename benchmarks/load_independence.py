@@ -32,7 +32,7 @@ SPLITS = (("gate", "eval"), ("refund", "eval"), ("analyst", "eval"), ("analyst",
 PLAY = f"""
 import json
 from batchgate_gym.desks import registry
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 
 out = {{}}
 for desk, split in {SPLITS!r}:

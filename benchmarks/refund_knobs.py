@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 from batchgate_gym.tables import markdown_table, money

@@ -35,8 +35,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from batchgate_gym.app.evaluate import as_policy
 from batchgate_gym.desks import registry
+from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.serving.checking import COMPARED, differences, report_rows
 from batchgate_gym.serving.processes import ServedProcess, started
 

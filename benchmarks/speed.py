@@ -167,7 +167,7 @@ def user_path(cases: int, repeats: int, clock: str) -> dict[str, Any]:
     cases than a connection keeps statements compiles them again); over the cached eval
     split, and the bench's bare loop over that split (one env, every case built): medians
     of ``repeats`` files and of three times as many runs of the split, in turn."""
-    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.evaluation import evaluate
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     careful = REFERENCE_POLICIES["careful"]
@@ -275,7 +275,7 @@ def in_fresh_process(file: Path, directory: Path, clock: str, profile: bool) -> 
 
 def cold_here(file: str, warm_up: str, clock: str, profile: bool) -> dict[str, float]:
     """:func:`in_fresh_process`'s work, in this process (``--cold-file``)."""
-    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.evaluation import evaluate
     from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 
     careful = REFERENCE_POLICIES["careful"]

@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.app.evaluate import EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
 from batchgate_gym.bench.harness import library_versions
 from batchgate_gym.envs.gate.macro import GateMacroEnv
+from batchgate_gym.evaluation import EvaluationResult, evaluate
 from batchgate_gym.policies.gate.learned import learned_policy, random_macro_policy
 from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.app.report import baseline_table, family_table
 from batchgate_gym.bench.harness import library_versions, load_average
 from batchgate_gym.desks import registry
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
+from batchgate_gym.evaluation import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

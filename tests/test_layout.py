@@ -20,11 +20,11 @@ import batchgate_gym
 ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ROOT / "batchgate_gym"
-# Wiring, benchmarks, network servers and test helpers, not the core (at any depth): the servers and
-# the benchmarks play the desks' environments, so they stand beside the command line, outside what
+# The play loop, wiring, benchmarks, network servers and test helpers, not the core (at any depth): the
+# loop, the servers and the benchmarks play the desks' environments, so they stand outside what
 # needs no Gymnasium; a desk's ``spec`` names its environment and policies for the registry and
 # builds its attack line-up from them when asked.
-_NOT_CORE = ("app", "bench", "serving", "spec", "testing", "__main__")
+_NOT_CORE = ("app", "bench", "evaluation", "serving", "spec", "testing", "__main__")
 REGISTRATION = "batchgate_gym.registration"
 # What the core never imports: learning and multi-agent stacks, the environment code.
 _FORBIDDEN = ("gymnasium", "pettingzoo", "torch", "ray", "stable_baselines3", "sb3_contrib")
@@ -197,29 +197,48 @@ def test_the_kernel_imports_no_desk_and_desks_never_import_each_other():
             assert others == [], (module, others)
 
 
-# Arrows point down: the command line (``app``) is built on the desks, the kernel and the model
-# harness, never the reverse, not even inside a function.
-_BELOW_THE_COMMAND_LINE = ("batchgate_gym.desks", "batchgate_gym.kernel", "batchgate_gym.llm")
+# Arrows point down: the command line (``app``) is built on the play loop (``evaluation``), the
+# benchmark, the servers, the model harness, the desks and the kernel, never the reverse, not even
+# inside a function; the root package's lazy names come from below it too.
+_COMMAND_LINE = "batchgate_gym.app"
 
 
-def test_desks_kernel_and_llm_never_import_the_command_line():
-    below = {
+def _below_the_command_line() -> dict[str, Path]:
+    return {
         module: path
         for module, path in _modules(CORE, "batchgate_gym").items()
-        if _is_within(module, _BELOW_THE_COMMAND_LINE)
+        if not _is_within(module, (_COMMAND_LINE,)) and module != "batchgate_gym.__main__"
     }
+
+
+def test_nothing_below_the_command_line_imports_it():
+    below = _below_the_command_line()
     assert {
+        "batchgate_gym",
         "batchgate_gym.desks.registry",
         "batchgate_gym.llm.runner",
         "batchgate_gym.desks.gate.testing",
+        "batchgate_gym.bench.measures",
+        "batchgate_gym.serving.checking",
+        "batchgate_gym.serving.clients",
+        "batchgate_gym.evaluation.loop",
     } <= set(below)
     upward = sorted(
         (module, name)
         for module, path in below.items()
         for name, _eager in _imports(module, path)
-        if _is_within(name, ("batchgate_gym.app",))
+        if _is_within(name, (_COMMAND_LINE,))
     )
     assert upward == []
+
+
+def test_the_root_package_lazy_names_come_from_below_the_command_line():
+    import importlib
+
+    for name in ("evaluate", "replay", "replay_team"):
+        found = getattr(batchgate_gym, name)
+        assert not _is_within(found.__module__, (_COMMAND_LINE,)), (name, found.__module__)
+    assert importlib.import_module("batchgate_gym.evaluation").evaluate is batchgate_gym.evaluate
 
 
 def _envs_and_policies() -> dict[str, Path]:

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow  # episodes played in child processes, paused and 
 MIDQUERY = """
 import json, os, signal, sys, threading
 from batchgate_gym.desks import registry
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.desks.analyst.stores import DuckStore
 from batchgate_gym.kernel.sqlguard import SqlGuard
 

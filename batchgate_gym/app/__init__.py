@@ -1,5 +1,6 @@
-"""Wiring: runs policies against the environments (``evaluate``, the CLI).
+"""The ``batchgate`` command: one module per subcommand, over the play loop
+(:mod:`batchgate_gym.evaluation`) and the desk registry.
 
-This is the one layer that imports ``batchgate_gym.envs`` and
-``batchgate_gym.policies``; the core modules never do.
+Nothing else in the package imports it (``tests/test_layout.py``); the core modules
+import neither it nor ``batchgate_gym.envs`` and ``batchgate_gym.policies``.
 """

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.app.evaluate import as_policy, run_episode
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import run_episode
 from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
+from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.tables import markdown_table
 
 from .shared import desk_of, dumps, env_kwargs, int_in, split_options, unsupported

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK, CaseSourceError
+from batchgate_gym.evaluation import PolicyError
 from batchgate_gym.kernel.extras import DISTRIBUTION, MissingExtra, extra_providing, install_line
 
-from .evaluate import PolicyError
 from .helptext import TerminalHelp, description
 from .shared import UsageError, add_desk_env_options, add_desk_option, desk_of
 

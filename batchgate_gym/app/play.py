@@ -187,7 +187,7 @@ def policy_lines(
 
 def named_policy(desk: registry.DeskSpec, name: str) -> Any:
     """A policy of the desk by name, ready to play; an unknown name stops with the known ones."""
-    from .evaluate import as_policy
+    from batchgate_gym.kernel.text_policy import as_policy
 
     known = desk.policies.known()
     if name not in known:

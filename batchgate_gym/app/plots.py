@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.evaluation import EvaluationResult
 from batchgate_gym.kernel.extras import install_line
-
-from .evaluate import EvaluationResult
 
 REWARD_BY_FAMILY = "reward_by_family.png"
 DAMAGE_BY_POLICY = "damage_by_policy.png"

@@ -17,9 +17,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from batchgate_gym.evaluation.ray_backend import ray_map, task_count
 from batchgate_gym.llm.runner import RowProvenance, RunConfig, RunStopped, play_here
-
-from .ray_backend import ray_map, task_count
 
 
 def _play_chunk(job: tuple[RunConfig, list[tuple[int, int]], RowProvenance]) -> list[dict[str, Any]]:

@@ -24,21 +24,21 @@ from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.evaluation import EvaluationResult, report_json, run_policies
 from batchgate_gym.policies.base import Policy
 from batchgate_gym.tables import legend, markdown_table
 
-from .evaluate import EvaluationResult
-from .progress import add_quiet_option
-from .ray_backend import add_backend_options, check_backend_options, nodes_line
 from .shared import (
     UsageError,
+    add_backend_options,
     add_case_source,
+    add_quiet_option,
+    check_backend_options,
     desk_of,
     dumps,
     env_kwargs,
     int_in,
-    report_json,
-    run_policies,
+    nodes_line,
 )
 
 DEFAULT_POLICIES = "naive,careful,refuse-all"  # the gate's; every desk names its own

@@ -37,8 +37,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .ray_backend import add_backend_options, check_backend_options, nodes_line
-from .shared import UsageError, add_case_source, desk_of, env_kwargs, int_in
+from .shared import (
+    UsageError,
+    add_backend_options,
+    add_case_source,
+    check_backend_options,
+    desk_of,
+    env_kwargs,
+    int_in,
+    nodes_line,
+)
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --rules, --recovery, ... apply
 

@@ -1,17 +1,18 @@
-"""What several commands share: the ``--desk`` and case-source options, running a
-set of policies, and the JSON every result command prints."""
+"""What several commands share: the ``--desk``, case-source, ``--quiet`` and Ray options,
+and the JSON every result command prints (the play loop itself is
+:mod:`batchgate_gym.evaluation`'s)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
-
-from .evaluate import EvaluationResult, evaluate
+from batchgate_gym.evaluation.ray_backend import BACKENDS, NODES, ensure_ray
 
 
 class UsageError(SystemExit):
@@ -162,40 +163,54 @@ def add_case_source(
     return source
 
 
-def run_policies(
-    policies: dict[str, Any],
-    *,
-    cases: Any = None,
-    split: str | None = None,
-    jobs: int = 1,
-    progress: bool = True,
-    desk: str = DEFAULT_DESK,
-    env_kwargs: dict[str, Any] | None = None,
-    backend: str = "local",
-) -> dict[str, EvaluationResult]:
-    """Every policy over the same cases (the desk's default split when none is named), on
-    this machine or on Ray (``backend``)."""
-    if cases is None and split is None:
-        split = registry.get(desk).cases.default_split
-    return {
-        name: evaluate(
-            policy,
-            cases=cases,
-            split=split,
-            n_jobs=jobs,
-            progress=progress,
-            desk=desk,
-            env_kwargs=env_kwargs,
-            backend=backend,
-        )
-        for name, policy in policies.items()
-    }
-
-
-def report_json(results: dict[str, EvaluationResult], desk: str = DEFAULT_DESK) -> dict[str, Any]:
-    return {"policies": {name: result.to_json(desk) for name, result in results.items()}}
-
-
 def dumps(value: Any) -> str:
     """The JSON a result command prints."""
     return json.dumps(value, indent=1, sort_keys=True)
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress bar on stderr (there is none either when stderr is not a terminal)",
+    )
+
+
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``--ray-address``, for a command that plays many episodes."""
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where episodes run: this machine (local, the default) or a Ray cluster (ray)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="HOST:PORT",
+        help="with --backend ray: the cluster's head (default: RAY_ADDRESS, else a local Ray)",
+    )
+
+
+def check_backend_options(backend: str, ray_address: str | None, command: str) -> None:
+    """Refuse ``--ray-address`` without ``--backend ray``; join the cluster up front with it."""
+    if ray_address is not None and backend != "ray":
+        raise UsageError(f"batchgate {command}: --ray-address is used with --backend ray")
+    if backend == "ray":
+        try:
+            ensure_ray(ray_address)
+        except ImportError as exc:
+            raise UsageError(f"batchgate {command}: {exc}") from None
+        except Exception as exc:  # Ray's own errors (no cluster there, a token refused) in one line
+            where = ray_address or os.environ.get("RAY_ADDRESS") or "a local Ray"
+            raise SystemExit(
+                f"batchgate {command}: cannot join the Ray cluster at {where}: {exc} (a cluster started"
+                " with RAY_AUTH_MODE=token needs it set here too)"
+            ) from None
+
+
+def nodes_line(command: str) -> str:
+    """What a command says, on standard error, of where its Ray tasks ran."""
+    tasks = sum(NODES.values())
+    return f"batchgate {command}: {tasks} Ray tasks ran on {len(NODES)} node{'s' if len(NODES) != 1 else ''}"

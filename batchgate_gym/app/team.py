@@ -22,12 +22,22 @@ from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.registry import DEFAULT_DESK
+from batchgate_gym.evaluation import Aggregate, EpisodeResult, evaluate
+from batchgate_gym.evaluation.progress import bar
 from batchgate_gym.tables import markdown_table
 
-from .evaluate import Aggregate, EpisodeResult, evaluate
-from .progress import add_quiet_option, bar
-from .ray_backend import add_backend_options, check_backend_options, nodes_line
-from .shared import UsageError, desk_of, env_kwargs, int_in, probability, unsupported
+from .shared import (
+    UsageError,
+    add_backend_options,
+    add_quiet_option,
+    check_backend_options,
+    desk_of,
+    env_kwargs,
+    int_in,
+    nodes_line,
+    probability,
+    unsupported,
+)
 
 TAKES_DESK_OPTIONS = True  # those the desk's team game takes (TeamSpec.options); the rest are refused
 
@@ -146,7 +156,7 @@ def play_team(
     fixed by its seed, not by where it runs)."""
     if backend != "ray":
         return run_team(policy_class, seeds, on_episode=on_episode, **kwargs)
-    from .ray_backend import ray_map, task_count
+    from batchgate_gym.evaluation.ray_backend import ray_map, task_count
 
     seeds = list(seeds)
     size = max(1, -(-len(seeds) // task_count(1)))

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from batchgate_gym.app.evaluate import run_episode
 from batchgate_gym.desks.registry import get
+from batchgate_gym.evaluation import run_episode
 from batchgate_gym.tables import markdown_table
 
 from .config import BenchConfig

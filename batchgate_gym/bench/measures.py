@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from batchgate_gym.app.evaluate import run_episode
+from batchgate_gym.evaluation import run_episode
 from batchgate_gym.kernel.sqlguard import resident_bytes
 
 from .config import BenchConfig

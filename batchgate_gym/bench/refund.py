@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from batchgate_gym.app.evaluate import run_episode
 from batchgate_gym.desks.registry import get
+from batchgate_gym.evaluation import run_episode
 from batchgate_gym.tables import markdown_table
 
 from .config import BenchConfig

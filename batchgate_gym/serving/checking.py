@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from batchgate_gym.app.shared import report_json, run_policies
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import report_json, run_policies
 
 # The policies each desk is compared on: careful and the naive one (the analyst desk's
 # naive counterpart answers every question, supported or not).

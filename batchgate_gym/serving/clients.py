@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from batchgate_gym.app.evaluate import as_policy
+from batchgate_gym.kernel.text_policy import as_policy
 
 
 def single_calls(action: str) -> list[tuple[str, Any]]:

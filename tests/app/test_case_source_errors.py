@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from batchgate_gym.app.cli import main
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.gate.reference import CarefulPolicy
 
 

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchgate_gym import evaluate
-from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult, as_policy
+from batchgate_gym.evaluation import EpisodeResult, EvaluationResult
 from batchgate_gym.kernel.scoring import exact
+from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
 

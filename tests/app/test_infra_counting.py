@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 
 from batchgate_gym.app.attacks import INFRA_COLUMN, attack_table, gap_below
-from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.app.report import INFRA_ROW, baseline_table
-from batchgate_gym.app.shared import run_policies
 from batchgate_gym.app.team import markdown, run_team, summary
 from batchgate_gym.desks import registry
 from batchgate_gym.desks.gate.spec import TEAM_MISHAPS
+from batchgate_gym.evaluation import EvaluationResult, run_policies
 from batchgate_gym.kernel.scoring import exact
 from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.kernel.text_policy import call, result_of

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from batchgate_gym.app.attacks import attack_table
-from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult
 from batchgate_gym.app.report import report_text
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import EpisodeResult, EvaluationResult
 
 
 def _results(desk: registry.DeskSpec, names: list[str]) -> dict[str, EvaluationResult]:

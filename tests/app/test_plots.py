@@ -6,9 +6,9 @@ import pytest
 from conftest import FIXTURE_CASES
 
 from batchgate_gym.app.cli import main
-from batchgate_gym.app.evaluate import EpisodeResult, EvaluationResult
 from batchgate_gym.app.plots import DAMAGE_BY_POLICY, KIND_COLOURS, REWARD_BY_FAMILY, write_charts
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import EpisodeResult, EvaluationResult
 
 image = pytest.importorskip("matplotlib.image")
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from batchgate_gym.app import progress
 from batchgate_gym.app.cli import build_parser, command_parsers
+from batchgate_gym.evaluation import progress
 
 
 class Terminal(io.StringIO):

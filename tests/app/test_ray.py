@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.gate.learned import random_macro_policy
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 
@@ -12,7 +12,7 @@ from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'batchgate_gym[ray]'")
-    from batchgate_gym.app.ray_backend import ensure_ray
+    from batchgate_gym.evaluation.ray_backend import ensure_ray
 
     started_here = not ray.is_initialized()
     try:

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import batchgate_gym  # noqa: F401  (registers the ids)
-from batchgate_gym.app.evaluate import as_policy
 from batchgate_gym.desks import registry
+from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.registration import ENTRY_POINTS
 
 SEED = 7

@@ -8,8 +8,8 @@ import gymnasium
 import pytest
 
 import batchgate_gym  # noqa: F401  (registers the ids)
-from batchgate_gym.app.evaluate import run_episode
 from batchgate_gym.desks import registry
+from batchgate_gym.evaluation import run_episode
 
 DESKS = ["gate", "refund", "analyst"]
 

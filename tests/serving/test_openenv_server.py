@@ -32,8 +32,8 @@ from .support import (
 pytest.importorskip("openenv", reason="the openenv extra is not installed (pip install -e '.[openenv]')")
 websockets = pytest.importorskip("websockets")
 
-from batchgate_gym.app.evaluate import as_policy  # noqa: E402
 from batchgate_gym.desks import registry  # noqa: E402
+from batchgate_gym.kernel.text_policy import as_policy  # noqa: E402
 from batchgate_gym.serving.clients import play_openenv  # noqa: E402
 from batchgate_gym.serving.openenv_server import DeskAction, DeskEnvClient  # noqa: E402
 

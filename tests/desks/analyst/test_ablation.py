@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.ablation import (
     NO_ABSTENTION_RULE,
     ablated_means,
@@ -21,6 +20,7 @@ from batchgate_gym.desks.analyst.ablation import (
     earns_its_place,
 )
 from batchgate_gym.desks.analyst.sources import split_cases
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst.canonical import cache_root
 from batchgate_gym.desks.analyst.market import DataSpec
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 

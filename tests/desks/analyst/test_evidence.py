@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.analyst import counterfactual
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
 from batchgate_gym.policies.analyst.sql import read_question, solution

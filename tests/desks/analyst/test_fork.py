@@ -61,7 +61,7 @@ def test_a_late_fork_is_refused_and_spawn_works() -> None:
 
 
 def test_jobs_after_the_parent_played_give_the_same_results() -> None:
-    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.evaluation import evaluate
 
     assert _play(7) == 1.0  # the parent has started polars: forked workers would be refused
     serial = evaluate(CarefulAnalyst, seeds=range(4), desk="analyst", env_kwargs=KNOBS, progress=False)

@@ -18,8 +18,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.app.shared import report_json
 from batchgate_gym.desks.analyst.canonical import canonical_tables, dataset_dir, tables_of
 from batchgate_gym.desks.analyst.cases import CaseFormatError, case_from_dict
 from batchgate_gym.desks.analyst.generator import build_case
@@ -33,6 +31,7 @@ from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, open_store
 from batchgate_gym.desks.analyst.template import Template
 from batchgate_gym.desks.analyst.tpch import TPCH_TABLES, generate
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+from batchgate_gym.evaluation import evaluate, report_json
 from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES, CarefulAnalyst
 from batchgate_gym.policies.analyst.sql import answer_from, read_question, solution

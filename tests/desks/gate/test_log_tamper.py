@@ -21,11 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batchgate_gym.app.evaluate import as_policy
 from batchgate_gym.desks.gate.cases import Case
 from batchgate_gym.desks.gate.replay import replay
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.kernel.ledger import ENTRY_FIELDS, LogIntegrityError
+from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.policies.gate.attackers import ATTACKERS
 from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 from batchgate_gym.testing import changed_value, rechained

@@ -9,9 +9,9 @@ import tracemalloc
 import pytest
 
 import batchgate_gym.desks.gate.world as world_module
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.desks.gate.world import GateWorld
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.kernel.sqlguard import SqlBudget
 from batchgate_gym.policies.gate.reference import REFERENCE_POLICIES
 

@@ -75,7 +75,7 @@ def test_an_option_the_desk_lacks_is_refused() -> None:
 
 
 def test_recovery_on_the_command_line_plays_what_the_env_keyword_plays() -> None:
-    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.evaluation import evaluate
     from batchgate_gym.policies.refund.recovery import RECOVERY_POLICIES
     from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
@@ -173,7 +173,7 @@ def test_only_commands_that_play_the_desks_env_take_its_options(
 def test_tickets_on_the_command_line_draws_the_queues_the_env_keyword_draws() -> None:
     """``attacks --seeds N --tickets K`` plays the queues ``RefundDeskEnv(tickets=K)`` draws for
     seeds 0..N-1: careful's per-case rewards equal the keyword's, case by case."""
-    from batchgate_gym.app.evaluate import evaluate
+    from batchgate_gym.evaluation import evaluate
     from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
     ours = batchgate("attacks", "--desk", "refund", "--seeds", "4", "--tickets", "3")

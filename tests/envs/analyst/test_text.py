@@ -18,13 +18,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import batchgate_gym  # noqa: F401 - registers the ids
-from batchgate_gym.app.evaluate import evaluate
-from batchgate_gym.app.shared import report_json
 from batchgate_gym.desks.analyst import ENV_ID
 from batchgate_gym.desks.analyst.canonical import dataset_dir
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
+from batchgate_gym.evaluation import evaluate, report_json
 from batchgate_gym.kernel.ledger import LogIntegrityError, rechain
 from batchgate_gym.policies.analyst.attackers import ATTACKERS
 from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES, CarefulAnalyst

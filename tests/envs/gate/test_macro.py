@@ -12,9 +12,9 @@ import pytest
 from conftest import FIXTURE_CASES
 from gymnasium.utils.env_checker import check_env
 
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.envs import MACRO_ENV_ID, BatchGateEnv
 from batchgate_gym.envs.gate.macro import SLOT_MOVES, GateMacroEnv, GateMacroLayout
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.gate.learned import MacroPolicy
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load_script
 
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.gate.learned import random_macro_policy
 from batchgate_gym.policies.gate.reference import NaivePolicy
 

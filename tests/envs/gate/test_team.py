@@ -15,10 +15,10 @@ import pytest
 from conftest import last_json
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
-from batchgate_gym.app.evaluate import evaluate
 from batchgate_gym.app.team import play_aec, run_team
 from batchgate_gym.desks.gate.team import agent_of, deal_lists, replay_team
 from batchgate_gym.envs.gate.team import env, parallel_env
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 from batchgate_gym.policies.gate.reference import NaivePolicy
 from batchgate_gym.policies.gate.team import TEAM_POLICIES

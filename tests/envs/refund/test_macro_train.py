@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load_script
 
-from batchgate_gym.app.evaluate import evaluate
+from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.refund.reference import CarefulRefundPolicy, RefuseAllRefundPolicy
 
 STEPS = 20_000  # about 10 s on one core of this machine class

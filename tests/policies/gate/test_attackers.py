@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from batchgate_gym.app.attacks import TARGET, procedural_cases, run_attacks
-from batchgate_gym.app.evaluate import EvaluationResult
 from batchgate_gym.desks.gate.cases import Case, Citation, load_cases
 from batchgate_gym.desks.gate.sources import split_cases
 from batchgate_gym.envs import BatchGateEnv
+from batchgate_gym.evaluation import EvaluationResult
 from batchgate_gym.policies import Policy
 from batchgate_gym.policies.gate.attackers import ATTACKERS, BASELINES, ORACLES, Truth
 

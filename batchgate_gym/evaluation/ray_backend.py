@@ -6,7 +6,8 @@ each job as a Ray task and yields the results in job order. Episodes are fixed
 by their reset arguments, not by where they run, so the results are exactly the
 local ones. The commands that play many episodes (``report``, ``attacks``,
 ``team``, ``run-model``) take ``--backend ray`` and ``--ray-address``
-(:func:`add_backend_options`), and say on how many nodes their episodes ran.
+(:func:`batchgate_gym.app.shared.add_backend_options`), and say on how many nodes
+their episodes ran (:data:`NODES`).
 
 Where Ray runs: if Ray is already initialised in this process, there; otherwise
 ``ray.init()`` joins the cluster at the address given (``--ray-address``, or the
@@ -18,7 +19,6 @@ every node needs ``batchgate_gym`` installed (or a ``runtime_env`` given to
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -30,40 +30,6 @@ Result = TypeVar("Result")
 BACKENDS = ("local", "ray")
 NODES: Counter[str] = Counter()
 """Jobs run per Ray node (its id) by :func:`ray_map` in this process: what a command reports."""
-
-
-def add_backend_options(parser: argparse.ArgumentParser) -> None:
-    """``--backend`` and ``--ray-address``, for a command that plays many episodes."""
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="local",
-        help="where episodes run: this machine (local, the default) or a Ray cluster (ray)",
-    )
-    parser.add_argument(
-        "--ray-address",
-        metavar="HOST:PORT",
-        help="with --backend ray: the cluster's head (default: RAY_ADDRESS, else a local Ray)",
-    )
-
-
-def check_backend_options(backend: str, ray_address: str | None, command: str) -> None:
-    """Refuse ``--ray-address`` without ``--backend ray``; join the cluster up front with it."""
-    from .shared import UsageError
-
-    if ray_address is not None and backend != "ray":
-        raise UsageError(f"batchgate {command}: --ray-address is used with --backend ray")
-    if backend == "ray":
-        try:
-            ensure_ray(ray_address)
-        except ImportError as exc:
-            raise UsageError(f"batchgate {command}: {exc}") from None
-        except Exception as exc:  # Ray's own errors (no cluster there, a token refused) in one line
-            where = ray_address or os.environ.get("RAY_ADDRESS") or "a local Ray"
-            raise SystemExit(
-                f"batchgate {command}: cannot join the Ray cluster at {where}: {exc} (a cluster started"
-                " with RAY_AUTH_MODE=token needs it set here too)"
-            ) from None
 
 
 def ensure_ray(address: str | None = None) -> Any:
@@ -126,9 +92,3 @@ def ray_map(function: Callable[[Job], Result], jobs: Sequence[Job]) -> Iterator[
         node, result = ray.get(reference)
         NODES[node] += 1
         yield result
-
-
-def nodes_line(command: str) -> str:
-    """What a command says, on standard error, of where its Ray tasks ran."""
-    tasks = sum(NODES.values())
-    return f"batchgate {command}: {tasks} Ray tasks ran on {len(NODES)} node{'s' if len(NODES) != 1 else ''}"

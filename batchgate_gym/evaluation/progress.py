@@ -1,29 +1,19 @@
-"""Progress bars for the commands that can run longer than a few seconds.
+"""Progress bars for whatever plays long enough to want one (``evaluate``, the commands).
 
 One rule for all of them: a tqdm bar on stderr (stdout stays the tables or JSON a
 command prints), shown only after two seconds, so a quick run prints nothing, and never
-when the command is given ``--quiet``, when stderr is not a terminal (a pipe, a log
-file, a test capturing it), or when ``BATCHGATE_NO_PROGRESS=1`` is set.
+when it is switched off (``progress=False``, a command's ``--quiet``), when stderr is
+not a terminal (a pipe, a log file, a test capturing it), or when
+``BATCHGATE_NO_PROGRESS=1`` is set.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
 
 SHOWN_AFTER_SECONDS = 2.0
-
-
-def add_quiet_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--quiet",
-        "--no-progress",
-        dest="quiet",
-        action="store_true",
-        help="no progress bar on stderr (there is none either when stderr is not a terminal)",
-    )
 
 
 def wanted(enabled: bool = True) -> bool:
