@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from batchgate_gym.app.cli import main
-from batchgate_gym.desks.gate.testing import rechained
 from batchgate_gym.kernel.certificate import write_key_pair
+from batchgate_gym.kernel.testing import rechained
 
 from .support import rows, run_model, serving
 

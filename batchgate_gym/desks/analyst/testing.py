@@ -17,8 +17,8 @@ use them, so importing this module costs no more than hypothesis.
   :func:`evidence` a list of them on the case's stores, as JSON text.
 * Actions: :func:`actions` draws one action of any of the five tools (or junk);
   :func:`episodes` a case together with an episode's worth of actions.
-* Logs: :func:`tampered_logs` (one change to an exported log), the desk-neutral
-  strategy of :mod:`batchgate_gym.testing`.
+* Logs: ``tampered_logs`` (one change to an exported log), the desk-neutral
+  strategy of :mod:`batchgate_gym.kernel.testing`, named here too.
 * :class:`AnalystMachine`: a ``RuleBasedStateMachine`` over ``AnalystDeskEnv``
   whose invariants are checked after every step and at the end of every episode:
   the reward in [0, 1] and 0 until the end, live == replay, and the incentive
@@ -28,8 +28,8 @@ use them, so importing this module costs no more than hypothesis.
   its own, the reference ``careful`` analyst through the text interface; subclass
   it to add rules or invariants.
 
-The settings profiles (``ci``, ``long``) are the gate's, registered by
-``batchgate_gym.testing.register_profiles``.
+The settings profiles (``ci``, ``long``) are every desk's, registered by
+:func:`batchgate_gym.kernel.testing.register_profiles`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from batchgate_gym.kernel.testing import EpisodeMachine, as_strategy
+from batchgate_gym.kernel.testing import EpisodeMachine, as_strategy, tampered_logs
 
 TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "submit_answer", "decline")
 """The desk's five tools, the last two ending the episode."""
@@ -227,15 +227,6 @@ def episodes(
         return case, draw_(st.lists(actions(case), min_size=1, max_size=max_steps))
 
     return draw()
-
-
-# -- logs -------------------------------------------------------------------------------
-def tampered_logs(log: Sequence[dict[str, Any]]) -> st.SearchStrategy[tuple[str, list[dict[str, Any]]]]:
-    """One change to an exported log, ``(kind, changed copy)``: the desk-neutral strategy of
-    :mod:`batchgate_gym.testing`, which every verifier must refuse."""
-    from batchgate_gym.testing import tampered_logs as any_desk
-
-    return any_desk(log)
 
 
 # -- the state machine --------------------------------------------------------------------

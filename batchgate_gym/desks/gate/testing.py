@@ -17,19 +17,19 @@ core.
   checks the environment's invariants after every step; subclass it to add rules
   (an agent of your own, say) or invariants.
   :func:`episodes` draws a case together with steps over its batches.
-* :func:`register_profiles`: the ``ci`` (bounded, derandomized) and ``long``
-  (10,000 examples per property) settings profiles.
+
+The settings profiles and the tampered logs every desk's verifier must refuse are
+desk-neutral: :mod:`batchgate_gym.kernel.testing` holds them, and
+:mod:`batchgate_gym.testing` names them beside these.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
@@ -48,24 +48,6 @@ TOOL_NAMES = (
     "quarantine_batch",
     "submit_report",
 )
-LONG_EXAMPLES = 10_000
-
-
-def register_profiles() -> None:
-    """Register ``ci`` and ``long`` and load ``ci`` (or ``$BATCHGATE_HYPOTHESIS_PROFILE``).
-
-    ``pytest --hypothesis-profile=long`` then overrides the choice, because the
-    hypothesis plugin loads its profile after conftest files are imported.
-    """
-    common: dict[str, Any] = {
-        "deadline": None,
-        "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
-    }
-    settings.register_profile(
-        "ci", max_examples=40, stateful_step_count=25, derandomize=True, database=None, **common
-    )
-    settings.register_profile("long", max_examples=LONG_EXAMPLES, print_blob=True, **common)
-    settings.load_profile(os.environ.get("BATCHGATE_HYPOTHESIS_PROFILE", "ci"))
 
 
 # -- cases ------------------------------------------------------------------------------
@@ -291,73 +273,6 @@ def episodes(
     return draw_episode()
 
 
-# -- logs ------------------------------------------------------------------------------------
-TAMPER_KINDS = ("edit", "delete", "duplicate", "swap", "truncate", "rechain", "recut")
-_CONTENT_FIELDS = ("action", "args", "executed", "note")
-
-
-def rechained(log: list[dict[str, Any]], key: bytes | None = None) -> list[dict[str, Any]]:
-    """Renumber and recompute every link and hash, as a forger without the log key would."""
-    from batchgate_gym.kernel.ledger import rechain
-
-    return rechain(log, key)
-
-
-def changed_value(value: Any) -> Any:
-    """A different value of the same JSON kind."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, str):
-        return value + "x"
-    if isinstance(value, list):
-        return [*value, "x"]
-    return {**value, "extra": 1}
-
-
-def tampered_logs(log: Sequence[dict[str, Any]]) -> st.SearchStrategy[tuple[str, list[dict[str, Any]]]]:
-    """One change to an exported log: ``(kind, changed copy)``, never equal to ``log``.
-
-    Kinds: a field of one entry (or of its arguments) edited; an entry deleted,
-    duplicated or swapped with the next; the log cut short; an edit re-chained from
-    scratch; a cut re-sealed and re-chained. A verifier must refuse every one.
-    """
-    genuine = json.loads(json.dumps(list(log)))
-
-    @st.composite
-    def draw(draw_: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
-        kind = draw_(st.sampled_from(TAMPER_KINDS if len(genuine) > 1 else ("edit", "truncate")))
-        out = json.loads(json.dumps(genuine))
-        at = draw_(st.integers(0, len(out) - 1))
-        if kind in ("edit", "rechain"):
-            target = out[at]
-            if target["args"] and draw_(st.booleans()):
-                target = target["args"]
-            # Re-chaining rewrites seq and the hashes, so only a change of content survives it.
-            names = sorted(target if kind == "edit" or target is not out[at] else _CONTENT_FIELDS)
-            name = draw_(st.sampled_from(names))
-            target[name] = changed_value(target[name])
-            if kind == "rechain":
-                rechained(out)
-        elif kind == "delete":
-            del out[at]
-        elif kind == "duplicate":
-            out.insert(at, json.loads(json.dumps(out[at])))
-        elif kind == "swap":
-            at = min(at, len(out) - 2)
-            out[at], out[at + 1] = out[at + 1], out[at]
-        elif kind == "truncate":
-            out = out[:at]
-        else:  # recut: drop one entry before the seal, make the seal count what is left
-            del out[min(at, len(out) - 2)]
-            out[-1]["args"]["entries"] = len(out) - 1
-            rechained(out)
-        return kind, out
-
-    return draw()
-
-
 # -- the state machine --------------------------------------------------------------------
 @functools.lru_cache(maxsize=256)
 def _action_strategies(
@@ -382,7 +297,7 @@ class GateMachine(EpisodeMachine):
     max_turns = 8
 
     def make_env(self, case: Any) -> Any:
-        from batchgate_gym.envs import BatchGateEnv
+        from batchgate_gym.envs.gate.text import BatchGateEnv
 
         return BatchGateEnv([case], max_turns=self.max_turns)
 
@@ -425,15 +340,11 @@ __all__ = [
     "case_dicts",
     "case_names",
     "cases",
-    "changed_value",
     "episodes",
     "near_valid_actions",
-    "rechained",
-    "register_profiles",
     "render_action",
     "sql_budgets",
     "sql_queries",
-    "tampered_logs",
     "tool_calls",
     "valid_actions",
 ]

@@ -29,9 +29,8 @@ than hypothesis and the kernel's codec.
   the end, every term in [0, 1], the log intact and live == replay; subclass it to
   add rules (an agent of your own, say) or invariants.
 
-The settings profiles (``ci``, ``long``) are the gate's, registered by
-``batchgate_gym.testing.register_profiles``; the log strategies
-(``tampered_logs``, ``rechained``) are desk-neutral and live there too.
+The settings profiles (``ci``, ``long``) and the log strategies (``tampered_logs``,
+``rechained``) are every desk's: :mod:`batchgate_gym.kernel.testing` holds them.
 """
 
 from __future__ import annotations
