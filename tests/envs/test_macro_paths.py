@@ -7,7 +7,10 @@ ones, which send refused or empty actions) are played both ways, side by side, o
 every desk with a macro env, over fixed and procedural cases: every step must give
 the same vector, reward, termination, truncation and ``info`` (the mask, the text
 action and, at the end, the score and the log's head), and every episode the same
-exported log, entry for entry, and the same transcript.
+exported log, entry for entry, and the same transcript. A bare text environment of the
+same settings, sent each move's text action, keeps the same log head after every step,
+pays the same rewards and exports the same log: a macro move is the text call it
+stands for. A move whose call differs from its text action by one argument fails it.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ import pytest
 
 from batchgate_gym.envs.gate.macro import GateMacroEnv
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
+from batchgate_gym.envs.text_env import TextDeskEnv
 
 MASKED_SHARE = 0.15  # of moves drawn among all moves, allowed or not
 CLOSING_SHARE = 0.1  # of moves that may be the closing one (submit, reply): longer episodes
 EPISODES = 60
+MACRO_ONLY = ("slots", "lines")  # the wrappers' own settings; the rest are the text env's
 
 CONFIGS: dict[str, tuple[type[Any], dict[str, Any]]] = {
     "gate-eval": (GateMacroEnv, {"split": "eval"}),
@@ -50,16 +55,33 @@ def _closing_move(env: Any) -> int:
     return int(env.layout.index(-1, "reply"))
 
 
+def _bare_text_env(world: Any, kwargs: dict[str, Any]) -> Any:
+    """A text environment of the macro env's settings, with no wrapper around it."""
+    return type(world.text_env)(**{key: value for key, value in kwargs.items() if key not in MACRO_ONLY})
+
+
+def _same_step_on_text(bare: Any, world: Any, info: dict[str, Any], out: tuple[Any, ...] | None) -> None:
+    """The move's text action sent to the bare text env: the same reward, ending and log head."""
+    _text, *ending, _info = bare.step(info["text_action"])
+    if out is not None:
+        assert tuple(ending) == tuple(out[1:4]), "the text call's reward or ending differs"
+    assert bare.world.ledger.head == world.text_env.world.ledger.head, "the text call's log differs"
+
+
 def _play_both(env_class: type[Any], kwargs: dict[str, Any], seed: int, render: bool = False) -> int:
-    """One seeded episode both ways, compared step by step; the number of steps played."""
+    """One seeded episode both ways, compared step by step, and replayed as text on a bare
+    text environment; the number of steps played."""
     mode = {"render_mode": "ansi"} if render else {}
     world, text = env_class(**kwargs, **mode), env_class(**kwargs, via_text=True, **mode)
+    bare = _bare_text_env(world, kwargs)
     try:
         rng = np.random.default_rng(seed)
         vector, info = world.reset(seed=seed)
         text_vector, text_info = text.reset(seed=seed)
         assert np.array_equal(vector, text_vector)
         _same_info(info, text_info)
+        bare.reset(seed=seed)
+        _same_step_on_text(bare, world, info, None)  # the opening action
         steps, done = 0, False
         while not done:
             mask = world.action_masks()
@@ -72,13 +94,15 @@ def _play_both(env_class: type[Any], kwargs: dict[str, Any], seed: int, render: 
             assert out[1:4] == text_out[1:4], f"reward or ending differs at step {steps}"
             _same_info(out[4], text_out[4])
             assert world.text_env.world.ledger.head == text.text_env.world.ledger.head
+            _same_step_on_text(bare, world, out[4], out)
             steps, done = steps + 1, out[2] or out[3]
-        assert world.text_env.export_log() == text.text_env.export_log()
+        assert world.text_env.export_log() == text.text_env.export_log() == bare.export_log()
         assert world.render() == text.render()
         return steps
     finally:
         world.close()
         text.close()
+        bare.close()
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
@@ -93,6 +117,32 @@ def test_the_transcript_is_the_same_on_the_world_as_through_the_text(env_class: 
     kwargs = {"split": "eval"}
     for seed in range(3):
         _play_both(env_class, kwargs, seed, render=True)
+
+
+def _one_argument_changed(calls: list[Any]) -> list[Any]:
+    """The calls with one string argument of the first call that has one given a space more."""
+    changed = [dict(call) for call in calls]
+    for call in changed:
+        strings = [key for key, value in call.get("arguments", {}).items() if isinstance(value, str)]
+        if strings:
+            call["arguments"] = {**call["arguments"], strings[0]: call["arguments"][strings[0]] + " "}
+            break
+    return changed
+
+
+@pytest.mark.parametrize("env_class", [GateMacroEnv, RefundMacroEnv])
+def test_a_move_whose_call_differs_from_its_text_action_is_caught(
+    env_class: type[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison is not vacuous: a world path that sends one argument changed (a
+    query or a reason with a space more, the text action as it was) fails it."""
+    original = TextDeskEnv.step_calls
+    monkeypatch.setattr(
+        TextDeskEnv, "step_calls", lambda self, calls: original(self, _one_argument_changed(calls))
+    )
+    with pytest.raises(AssertionError):
+        for seed in range(5):
+            _play_both(env_class, {"split": "eval"}, seed)
 
 
 @pytest.mark.parametrize("env_class", [GateMacroEnv, RefundMacroEnv])
