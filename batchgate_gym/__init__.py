@@ -16,50 +16,77 @@ one place the core touches Gymnasium (:mod:`.registration`). The environments li
 (:mod:`.evaluation`, with ``evaluate``), and above that the ``batchgate`` command
 (:mod:`.app`), the model harness (:mod:`.llm`), the network servers (:mod:`.serving`)
 and the speed benchmark (:mod:`.bench`). The
-names at this level are the gate's, the first desk: its case type and files, its
-contract and tool schemas, and ``replay``, ``replay_team`` and ``LogIntegrityError``,
-which recompute and check a score from a case and an exported log.
+names at this level are every desk's: :func:`evaluate` plays a policy on a desk,
+:func:`replay` recomputes a desk's score from a case and an exported log (raising
+``LogIntegrityError`` for a log that is not an untouched one), :func:`desk_names`
+lists the desks. The gate's own names that stood here when it was the only desk
+(``Case``, ``CaseFormatError``, ``load_cases``, ``contract``, ``tool_schemas``,
+``replay_team``) still resolve, with a ``DeprecationWarning`` naming their home,
+for this release.
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .desks.gate.cases import Case, CaseFormatError, load_cases
-from .desks.gate.contract import contract
-from .desks.gate.tools import tool_schemas
+from .desks import registry as _registry
+from .desks.registry import DEFAULT_DESK as _DEFAULT_DESK
 from .kernel.ledger import LogIntegrityError
 from .registration import register_envs
 
 register_envs()  # the Gymnasium ids; the environment code loads only on gymnasium.make
 
 __version__ = "0.1.0"
-__all__ = [
-    "Case",
-    "CaseFormatError",
-    "LogIntegrityError",
-    "contract",
-    "evaluate",
-    "load_cases",
-    "replay",
-    "replay_team",
-    "tool_schemas",
-]
+__all__ = ["LogIntegrityError", "desk_names", "evaluate", "replay"]
+
+# The gate's names that stood at this level before there were other desks: (module, name).
+_GATE_ALIASES = {
+    "Case": ("desks.gate.cases", "Case"),
+    "CaseFormatError": ("desks.gate.cases", "CaseFormatError"),
+    "load_cases": ("desks.gate.cases", "load_cases"),
+    "contract": ("desks.gate.contract", "contract"),
+    "tool_schemas": ("desks.gate.tools", "tool_schemas"),
+    "replay_team": ("desks.gate.team", "replay_team"),
+}
+
+
+def desk_names() -> list[str]:
+    """Every desk's name (``gate``, ``refund``, ``analyst``, and any added), as ``--desk`` takes them."""
+    return _registry.names()
+
+
+def replay(case: Any, log: Sequence[Mapping[str, Any]], *, desk: str = _DEFAULT_DESK, **options: Any) -> Any:
+    """Recompute ``desk``'s score from ``case`` and an exported log alone (the default desk's,
+    the gate's, when none is named).
+
+    ``options`` are the desk's replay's: ``head`` (the ``log_head`` the episode reported)
+    or ``key`` (the log key the environment was given), and ``nonce``. Raises
+    ``LogIntegrityError`` for any log that is not the untouched log of an episode played
+    on ``case``, and ``ValueError`` for a desk there is not.
+    """
+    known = desk_names()
+    if desk not in known:
+        raise ValueError(f"no desk {desk!r}; desks: {', '.join(known)}")
+    return importlib.import_module(f"{__name__}.desks.{desk}.replay").replay(case, log, **options)
 
 
 def __getattr__(name: str) -> Any:
-    # Imported when first asked for: ``evaluate`` needs the environments, and the
-    # replays the world and grader, which a plain ``import batchgate_gym`` need not load.
+    # Imported when first asked for: ``evaluate`` needs the environments, which a plain
+    # ``import batchgate_gym`` need not load.
     if name == "evaluate":
         from .evaluation import evaluate
 
         return evaluate
-    if name == "replay":
-        from .desks.gate.replay import replay
-
-        return replay
-    if name == "replay_team":
-        from .desks.gate.team import replay_team
-
-        return replay_team
+    if name in _GATE_ALIASES:
+        module, attribute = _GATE_ALIASES[name]
+        warnings.warn(
+            f"batchgate_gym.{name} is the gate desk's: import it from {__name__}.{module}"
+            " (this alias goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     raise AttributeError(name)

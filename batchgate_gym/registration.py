@@ -17,20 +17,25 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
-from .desks import gate
-from .desks.gate import ENV_ID, MACRO_ENV_ID
+from .desks.registry import DEFAULT_DESK
+
+
+def _desk_packages() -> list[Any]:
+    """Every desk's package, the default desk's first, then the others in name order."""
+    import batchgate_gym.desks as desks
+
+    names = sorted(module.name for module in pkgutil.iter_modules(desks.__path__) if module.ispkg)
+    ordered = sorted(names, key=lambda name: name != DEFAULT_DESK)  # a stable sort: the rest keep name order
+    return [importlib.import_module(f"{desks.__name__}.{name}") for name in ordered]
 
 
 def entry_points() -> dict[str, str]:
-    """Every desk's ids and entry points, desks in name order (the gate's first)."""
-    import batchgate_gym.desks as desks
-
-    found: dict[str, str] = dict(gate.GYMNASIUM_IDS)
-    for module in sorted(pkgutil.iter_modules(desks.__path__), key=lambda m: m.name):
-        if module.ispkg:
-            package = importlib.import_module(f"{desks.__name__}.{module.name}")
-            found.update(getattr(package, "GYMNASIUM_IDS", {}))
+    """Every desk's ids and entry points, desks in name order (the default desk's first)."""
+    found: dict[str, str] = {}
+    for package in _desk_packages():
+        found.update(getattr(package, "GYMNASIUM_IDS", {}))
     return found
 
 
@@ -39,13 +44,9 @@ ENTRY_POINTS: dict[str, str] = entry_points()
 
 def max_episode_steps() -> dict[str, int]:
     """Every desk's ``MAX_EPISODE_STEPS`` (id -> steps with the default arguments), for the spec."""
-    import batchgate_gym.desks as desks
-
     found: dict[str, int] = {}
-    for module in pkgutil.iter_modules(desks.__path__):
-        if module.ispkg:
-            package = importlib.import_module(f"{desks.__name__}.{module.name}")
-            found.update(getattr(package, "MAX_EPISODE_STEPS", {}))
+    for package in _desk_packages():
+        found.update(getattr(package, "MAX_EPISODE_STEPS", {}))
     return found
 
 
@@ -65,4 +66,11 @@ def register_envs() -> tuple[str, ...]:
     return tuple(ENTRY_POINTS)
 
 
-__all__ = ["ENTRY_POINTS", "ENV_ID", "MACRO_ENV_ID", "entry_points", "max_episode_steps", "register_envs"]
+def __getattr__(name: str) -> Any:
+    # ENV_ID and MACRO_ENV_ID: the default desk's ids, read from its package when asked for.
+    if name in ("ENV_ID", "MACRO_ENV_ID"):
+        return getattr(importlib.import_module(f"{__package__}.desks.{DEFAULT_DESK}"), name)
+    raise AttributeError(name)
+
+
+__all__ = ["ENTRY_POINTS", "entry_points", "max_episode_steps", "register_envs"]

@@ -14,11 +14,24 @@ every desk's Gymnasium ids (:mod:`batchgate_gym.registration`), by string entry 
 
 from __future__ import annotations
 
-from batchgate_gym.registration import ENV_ID, MACRO_ENV_ID, register_envs
+import importlib
+from typing import Any
 
-from .gate.text import BatchGateEnv
+from batchgate_gym import registration
+
 from .text_env import DeskAdapter, TextDeskEnv
 
-register_envs()  # already done by ``import batchgate_gym``; harmless to repeat
+registration.register_envs()  # already done by ``import batchgate_gym``; harmless to repeat
 
-__all__ = ["ENV_ID", "MACRO_ENV_ID", "BatchGateEnv", "DeskAdapter", "TextDeskEnv"]
+
+def __getattr__(name: str) -> Any:
+    # The default desk's ids and text environment (the gate's: the first desk's names at this
+    # level), read when asked for, so that importing the package loads no desk's environment.
+    if name in ("ENV_ID", "MACRO_ENV_ID"):
+        return getattr(registration, name)
+    if name == "BatchGateEnv":
+        return importlib.import_module(f"{__name__}.gate.text").BatchGateEnv
+    raise AttributeError(name)
+
+
+__all__ = ["DeskAdapter", "TextDeskEnv"]

@@ -251,10 +251,39 @@ def test_nothing_below_the_command_line_imports_it():
 def test_the_root_package_lazy_names_come_from_below_the_command_line():
     import importlib
 
-    for name in ("evaluate", "replay", "replay_team"):
+    for name in ("evaluate", "replay"):
         found = getattr(batchgate_gym, name)
         assert not _is_within(found.__module__, (_COMMAND_LINE,)), (name, found.__module__)
     assert importlib.import_module("batchgate_gym.evaluation").evaluate is batchgate_gym.evaluate
+
+
+def _names_a_desk(name: str) -> bool:
+    """``name`` is one desk's own module: in its package, its environments or its policies."""
+    parts = name.split(".")
+    return (
+        len(parts) > 2
+        and parts[:2]
+        in (["batchgate_gym", "desks"], ["batchgate_gym", "envs"], ["batchgate_gym", "policies"])
+        and (CORE / "desks" / parts[2]).is_dir()
+    )
+
+
+def test_the_model_harness_and_the_servers_name_no_desk():
+    """A desk declares in its spec what they need of it (its TRL class, the policies compared),
+    so a new desk edits neither; their test helpers (``testing``) may build the desks they test on."""
+    modules = {
+        module: path
+        for module, path in _modules(CORE, "batchgate_gym").items()
+        if _is_within(module, ("batchgate_gym.llm", "batchgate_gym.serving")) and path.stem != "testing"
+    }
+    assert {"batchgate_gym.llm.trl_env", "batchgate_gym.serving.checking"} <= set(modules)
+    named = sorted(
+        (module, name)
+        for module, path in modules.items()
+        for name, _eager in _imports(module, path)
+        if _names_a_desk(name)
+    )
+    assert named == []
 
 
 def _envs_and_policies() -> dict[str, Path]:

@@ -222,6 +222,8 @@ class PolicySet:
     played and ``target`` names the honest one the attackers are measured against;
     ``oracles`` and ``baselines`` are entry points of the names of the line-up that are
     oracles (told the truth of the cases) and honest baselines, the rest being attackers.
+    ``compared`` names the honest policy and its naive counterpart, which a served episode
+    is checked against the report with (:mod:`batchgate_gym.serving.checking`).
     """
 
     reference: tuple[str, ...]
@@ -232,6 +234,7 @@ class PolicySet:
     oracles: str | None = None
     baselines: str | None = None
     after_episode: AfterEpisode | None = None
+    compared: tuple[str, ...] = ()
 
     @functools.cached_property
     def reference_policies(self) -> dict[str, Any]:
@@ -327,8 +330,10 @@ class DeskSpec:
     """Everything the commands need to know about one desk (its one-line description is
     its :class:`DeskEntry`'s: :func:`descriptions`).
 
-    ``env`` is the entry point of its text environment class and ``bench`` of its speed
-    benchmark module (``run_benchmark(config, log, clock)`` and ``markdown(result)``).
+    ``env`` is the entry point of its text environment class, ``trl_env`` of its class
+    for TRL's ``environment_factory`` (one method per tool: :mod:`batchgate_gym.llm.trl_env`)
+    and ``bench`` of its speed benchmark module (``run_benchmark(config, log, clock)`` and
+    ``markdown(result)``).
     ``chat_no_tool_call`` is the action an assistant message without tool calls becomes
     in a chat (None: a refused turn with a nudge; a desk whose episodes end on a plain
     reply maps it). ``case_fields`` are fields of an episode's final info that its row
@@ -345,6 +350,7 @@ class DeskSpec:
     env_id: str | None = None
     team: TeamSpec | None = None
     bench: str | None = None
+    trl_env: str | None = None
     options: tuple[DeskOption, ...] = ()
     chat_no_tool_call: Callable[[str], str] | None = None
     case_fields: tuple[str, ...] = ()

@@ -16,8 +16,8 @@ from typing import Any
 
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
-
-from .trl_env import GateToolEnv, RefundToolEnv
+from batchgate_gym.envs.gate.trl import GateToolEnv
+from batchgate_gym.envs.refund.trl import RefundToolEnv
 
 
 def corpus() -> list[str]:

@@ -16,9 +16,9 @@ such an instance it reads three things:
 * ``get_reward()``, called once per finished rollout, with no argument, for the
   rollout's reward.
 
-:class:`GateToolEnv`, :class:`RefundToolEnv` (:class:`RefundRecoveryToolEnv`
-with recovery on, which adds ``void_refund``) and :class:`AnalystToolEnv` are those
-instances for the three desks. Their public methods are the desk's tools, declared with the desk's
+Each desk's spec names its class of such instances (``trl_env``, a subclass of
+:class:`DeskToolEnv` in ``envs/NAME/trl.py``, checked and documented by :func:`desk_tools`; the refund
+desk's offers ``void_refund`` too with recovery on). Their public methods are the desk's tools, declared with the desk's
 parameters and types; their docstrings are written from the desk's own
 :class:`~batchgate_gym.kernel.codec.ToolSpec` (the words an agent reads
 everywhere else), so the schemas TRL builds are the desk's ``tool_schemas()``.
@@ -67,9 +67,7 @@ from types import GenericAlias
 from typing import Any, TypeVar, get_type_hints
 
 from batchgate_gym.desks import registry
-from batchgate_gym.desks.analyst.tools import ANALYST_TOOLS
-from batchgate_gym.desks.gate.tools import GATE_TOOLS
-from batchgate_gym.desks.refund.tools import RECOVERY_TOOLS, REFUND_TOOLS
+from batchgate_gym.desks.registry import load
 from batchgate_gym.kernel.codec import Param, ToolSpec
 
 RETURNS = "The environment's observation for this call: the turn, the call and its result."
@@ -93,6 +91,12 @@ class DeskToolEnv:
 
     desk_name: str = ""
     tool_specs: Mapping[str, ToolSpec] = {}
+
+    @classmethod
+    def _class_for(cls, env_kwargs: Mapping[str, Any]) -> type[DeskToolEnv]:
+        """The class that offers every tool ``env_kwargs`` enable: this one, unless a desk's
+        option adds tools (named with ``_``: TRL offers every public method as a tool)."""
+        return cls
 
     def __init__(self, cases: Any = None, **env_kwargs: Any) -> None:
         self.env = registry.get(self.desk_name).make_env(cases, **env_kwargs)
@@ -220,121 +224,27 @@ def desk_tools(cls: type[EnvT]) -> type[EnvT]:
     return cls
 
 
-@desk_tools
-class GateToolEnv(DeskToolEnv):
-    """The batch gate: tools to read the contract, inspect and load or quarantine batches, and report."""
-
-    desk_name = "gate"
-    tool_specs = GATE_TOOLS
-
-    def read_contract(self) -> str:
-        return self._send("read_contract", {})
-
-    def list_batches(self) -> str:
-        return self._send("list_batches", {})
-
-    def profile_batch(self, batch_id: str) -> str:
-        return self._send("profile_batch", {"batch_id": batch_id})
-
-    def run_sql(self, query: str) -> str:
-        return self._send("run_sql", {"query": query})
-
-    def load_batch(self, batch_id: str) -> str:
-        return self._send("load_batch", {"batch_id": batch_id})
-
-    def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> str:
-        return self._send(
-            "quarantine_batch", {"batch_id": batch_id, "column": column, "defect_type": defect_type}
-        )
-
-    def submit_report(self, loaded: list[str], quarantined: list[str]) -> str:
-        return self._send("submit_report", {"loaded": loaded, "quarantined": quarantined})
+def trl_desks() -> tuple[str, ...]:
+    """The desks that declare a TRL class (``trl_env`` in their spec)."""
+    return tuple(name for name in registry.names() if registry.get(name).trl_env is not None)
 
 
-@desk_tools
-class RefundToolEnv(DeskToolEnv):
-    """The refund desk: tools to look up an order and its refunds, pay, escalate, and reply."""
-
-    desk_name = "refund"
-    tool_specs = REFUND_TOOLS
-
-    def lookup_order(self, order_id: str) -> str:
-        return self._send("lookup_order", {"order_id": order_id})
-
-    def refund_history(self, order_id: str) -> str:
-        return self._send("refund_history", {"order_id": order_id})
-
-    def issue_refund(
-        self, order_id: str, amount_cents: int, idempotency_key: str, reason: str, sku: str = ""
-    ) -> str:
-        arguments = {"order_id": order_id, "amount_cents": amount_cents, "idempotency_key": idempotency_key}
-        return self._send("issue_refund", {**arguments, "reason": reason, "sku": sku})
-
-    def escalate(self, order_id: str, reason: str) -> str:
-        return self._send("escalate", {"order_id": order_id, "reason": reason})
-
-    def reply(self, message: str) -> str:
-        return self._send("reply", {"message": message})
-
-
-@desk_tools
-class RefundRecoveryToolEnv(RefundToolEnv):
-    """The refund desk with recovery on: its tools and ``void_refund``, which takes back a payment."""
-
-    tool_specs = RECOVERY_TOOLS
-
-    def __init__(self, cases: Any = None, **env_kwargs: Any) -> None:
-        if env_kwargs.get("recovery", True) is not True:
-            raise ValueError("RefundRecoveryToolEnv plays with recovery on; use RefundToolEnv without it")
-        super().__init__(cases, **{**env_kwargs, "recovery": True})
-
-    def void_refund(self, order_id: str, idempotency_key: str, reason: str) -> str:
-        arguments = {"order_id": order_id, "idempotency_key": idempotency_key, "reason": reason}
-        return self._send("void_refund", arguments)
-
-
-@desk_tools
-class AnalystToolEnv(DeskToolEnv):
-    """The analyst desk: tools to list and describe a store's tables, query them, answer or decline."""
-
-    desk_name = "analyst"
-    tool_specs = ANALYST_TOOLS
-
-    def list_tables(self, store: str) -> str:
-        return self._send("list_tables", {"store": store})
-
-    def describe_table(self, store: str, table: str) -> str:
-        return self._send("describe_table", {"store": store, "table": table})
-
-    def run_sql(self, store: str, query: str) -> str:
-        return self._send("run_sql", {"store": store, "query": query})
-
-    def submit_answer(self, answer: str, evidence: str) -> str:
-        return self._send("submit_answer", {"answer": answer, "evidence": evidence})
-
-    def decline(self, reason: str) -> str:
-        return self._send("decline", {"reason": reason})
-
-
-TOOL_ENVS: dict[str, type[DeskToolEnv]] = {
-    "gate": GateToolEnv,
-    "refund": RefundToolEnv,
-    "analyst": AnalystToolEnv,
-}
+def tool_env_class(desk: str, **env_kwargs: Any) -> type[DeskToolEnv]:
+    """``desk``'s TRL class, the one that offers every tool ``env_kwargs`` enable."""
+    declared = registry.get(desk).trl_env if desk in registry.names() else None
+    if declared is None:
+        raise KeyError(f"no TRL environment for desk {desk!r}; known: {', '.join(trl_desks())}")
+    cls: type[DeskToolEnv] = load(declared)
+    return cls._class_for(env_kwargs)
 
 
 def environment_factory(desk: str, cases: Any = None, **env_kwargs: Any) -> Callable[[], DeskToolEnv]:
     """A zero-argument factory of ``desk``'s tool environment, for ``GRPOTrainer(environment_factory=...)``.
 
     The class offers every tool the settings enable: ``environment_factory("refund",
-    recovery=True)`` makes :class:`RefundRecoveryToolEnv`, with ``void_refund``.
+    recovery=True)`` makes the refund desk's class with ``void_refund``.
     """
-    if desk not in TOOL_ENVS:
-        raise KeyError(f"no TRL environment for desk {desk!r}; known: {', '.join(TOOL_ENVS)}")
-    cls = (
-        RefundRecoveryToolEnv if desk == "refund" and env_kwargs.get("recovery") is True else TOOL_ENVS[desk]
-    )
-    return functools.partial(cls, cases, **env_kwargs)
+    return functools.partial(tool_env_class(desk, **env_kwargs), cases, **env_kwargs)
 
 
 def episode_rows(
@@ -354,15 +264,14 @@ def episode_rows(
 
 
 __all__ = [
-    "TOOL_ENVS",
+    "NOT_TOOLS",
+    "RETURNS",
     "UNFINISHED",
-    "AnalystToolEnv",
     "DeskToolEnv",
     "EpisodeOver",
-    "GateToolEnv",
-    "RefundRecoveryToolEnv",
-    "RefundToolEnv",
     "desk_tools",
     "environment_factory",
     "episode_rows",
+    "tool_env_class",
+    "trl_desks",
 ]

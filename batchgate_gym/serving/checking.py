@@ -9,13 +9,11 @@ from typing import Any
 from batchgate_gym.desks import registry
 from batchgate_gym.evaluation import report_json, run_policies
 
-# The policies each desk is compared on: careful and the naive one (the analyst desk's
-# naive counterpart answers every question, supported or not).
-COMPARED = {
-    "gate": ("careful", "naive"),
-    "refund": ("careful", "naive"),
-    "analyst": ("careful", "answer-everything"),
-}
+
+def compared(desk: str) -> tuple[str, ...]:
+    """The policies ``desk`` is compared on (its spec's ``compared``: the honest one and its
+    naive counterpart)."""
+    return registry.get(desk).policies.compared
 
 
 def eval_cases(desk: str, indices: Sequence[int] | None = None) -> list[Any]:
@@ -60,4 +58,4 @@ def differences(desk: str, rows: dict[str, dict[str, Any]], played: list[dict[st
     return found
 
 
-__all__ = ["COMPARED", "differences", "eval_cases", "replayed_score", "report_rows"]
+__all__ = ["compared", "differences", "eval_cases", "replayed_score", "report_rows"]

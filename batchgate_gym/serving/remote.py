@@ -70,11 +70,9 @@ def remote_environment_factory(desk: str, base_url: str | Sequence[str]) -> Call
     """A zero-argument factory of ``desk``'s TRL environment whose calls step the desk served at
     ``base_url`` (``batchgate serve-env --desk DESK``), for ``GRPOTrainer(environment_factory=...)``.
     Given several URLs (servers of the same desk), each environment made takes the next in turn."""
-    from batchgate_gym.llm.trl_env import TOOL_ENVS
+    from batchgate_gym.llm.trl_env import tool_env_class
 
-    if desk not in TOOL_ENVS:
-        raise KeyError(f"no TRL environment for desk {desk!r}; known: {', '.join(TOOL_ENVS)}")
-    local = TOOL_ENVS[desk]
+    local = tool_env_class(desk)
     urls = itertools.cycle([base_url] if isinstance(base_url, str) else list(base_url))
 
     def __init__(self: Any) -> None:  # the world lives in the server: only the session is made here

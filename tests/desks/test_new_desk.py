@@ -196,7 +196,9 @@ DESK = {
                     attackers=f"{POLICIES}.attackers:ATTACKERS",
                     lineup=lineup,
                     target="careful",
+                    compared=("careful", "say-everything"),
                 ),
+                trl_env="batchgate_gym.envs.echo.trl:EchoToolEnv",
                 cases=CaseSupply(
                     splits=("eval",),
                     default_split="eval",
@@ -209,7 +211,22 @@ DESK = {
         ENTRY = DeskEntry("echo", "say back the phrase the task names", build)
     """,
     "envs/echo/__init__.py": '''
-        """EchoDesk's environment: :mod:`.text`."""
+        """EchoDesk's environments: :mod:`.text`, and :mod:`.trl` for TRL."""
+    ''',
+    "envs/echo/trl.py": '''
+        from batchgate_gym.desks.echo.tools import TOOLS
+        from batchgate_gym.llm.trl_env import DeskToolEnv, desk_tools
+
+
+        @desk_tools
+        class EchoToolEnv(DeskToolEnv):
+            """EchoDesk for TRL: its one tool as a method."""
+
+            desk_name = "echo"
+            tool_specs = TOOLS
+
+            def say(self, text: str) -> str:
+                return self._send("say", {"text": text})
     ''',
     "envs/echo/text.py": '''
         from batchgate_gym.desks.echo.cases import load_cases, split_cases
@@ -375,6 +392,23 @@ def test_the_commands_hold_the_attacker_below_the_reference(echo_desk, capsys, c
         cheat["mean_words"] == 1.0 and cheat["mean_exact"] == 0.0
     )  # the term it games, and the one it cannot
     assert careful["mean_reward"] - cheat["mean_reward"] >= 0.05
+
+
+def test_trl_and_the_servers_find_its_declarations(echo_desk):
+    """The spec's TRL class plays through the factory TRL is given, and the policies a served
+    episode is checked with are the spec's: nothing in llm/ or serving/ names the desk."""
+    from batchgate_gym.llm.trl_env import environment_factory, trl_desks
+    from batchgate_gym.serving.checking import compared
+
+    assert NAME in trl_desks() and compared(NAME) == ("careful", "say-everything")
+    env = environment_factory(NAME)()
+    observation = env.reset(seed=0, case_index=2)
+    assert "the quick brown fox" in observation and not env.done
+    env.say(text="the quick brown fox")
+    assert env.done and env.get_reward() == 1.0
+    env.reset(seed=1, case_index=2)
+    env.say(text="the quick brown fox jumps")  # every word, not exactly: the attacker's half
+    assert env.get_reward() == 0.5
 
 
 def test_its_own_tests_pass(echo_desk):

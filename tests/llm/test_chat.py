@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym import evaluate, tool_schemas
+from batchgate_gym import evaluate
+from batchgate_gym.desks.gate.tools import tool_schemas
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.llm import ChatEpisode, ChatSettings, ScriptedModel
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy

@@ -6,7 +6,8 @@ import pickle
 
 import pytest
 
-from batchgate_gym import evaluate, tool_schemas
+from batchgate_gym import evaluate
+from batchgate_gym.desks.gate.tools import tool_schemas
 from batchgate_gym.policies.gate.reference import CarefulPolicy, NaivePolicy
 from batchgate_gym.policies.llm import ModelPolicy
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from openai import OpenAI
 
-from batchgate_gym import tool_schemas
+from batchgate_gym.desks.gate.tools import tool_schemas
 from batchgate_gym.envs import BatchGateEnv
 from batchgate_gym.llm import ChatEpisode
 from batchgate_gym.llm.runner import assistant_message

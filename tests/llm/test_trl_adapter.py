@@ -27,14 +27,13 @@ from batchgate_gym.desks.analyst.tools import tool_schemas as analyst_schemas
 from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
 from batchgate_gym.desks.refund.replay import replay
 from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
+from batchgate_gym.envs.analyst.trl import AnalystToolEnv
+from batchgate_gym.envs.gate.trl import GateToolEnv
+from batchgate_gym.envs.refund.trl import RefundRecoveryToolEnv, RefundToolEnv
 from batchgate_gym.llm.testing import tiny_model, tiny_tokenizer
 from batchgate_gym.llm.trl_env import (
     UNFINISHED,
-    AnalystToolEnv,
     DeskToolEnv,
-    GateToolEnv,
-    RefundRecoveryToolEnv,
-    RefundToolEnv,
     desk_tools,
     environment_factory,
     episode_rows,

@@ -67,8 +67,11 @@ def _build() -> DeskSpec:
             lineup=_lineup,
             target="careful",
             baselines=f"{_POLICIES}.attackers:BASELINES",
+            # its naive counterpart answers every question, supported or not
+            compared=("careful", "answer-everything"),
         ),
         bench="batchgate_gym.bench.analyst",
+        trl_env="batchgate_gym.envs.analyst.trl:AnalystToolEnv",
         case_fields=("level", "store"),
         start_method="spawn",  # polars' and chDB's threads do not survive fork (see forking.py)
     )

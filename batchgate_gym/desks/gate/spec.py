@@ -121,6 +121,7 @@ def _build() -> DeskSpec:
             target="careful",
             oracles="batchgate_gym.policies.gate.attackers:ORACLES",
             baselines="batchgate_gym.policies.gate.attackers:BASELINES",
+            compared=("careful", "naive"),
         ),
         team=TeamSpec(
             env="batchgate_gym.envs.gate.team",
@@ -130,6 +131,7 @@ def _build() -> DeskSpec:
             mishaps=TEAM_MISHAPS,
         ),
         bench="batchgate_gym.bench.gate",
+        trl_env="batchgate_gym.envs.gate.trl:GateToolEnv",
     )
 
 

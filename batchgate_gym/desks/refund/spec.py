@@ -156,6 +156,7 @@ def _build() -> DeskSpec:
             lineup=_lineup,
             target="careful",
             after_episode=_after_episode,
+            compared=("careful", "naive"),
         ),
         team=TeamSpec(
             env="batchgate_gym.envs.refund.team",
@@ -168,6 +169,7 @@ def _build() -> DeskSpec:
             target="careful-claim",
         ),
         bench="batchgate_gym.bench.refund",
+        trl_env="batchgate_gym.envs.refund.trl:RefundToolEnv",
         chat_no_tool_call=_reply,
         options=OPTIONS,
     )
