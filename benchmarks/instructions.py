@@ -53,27 +53,27 @@ MEASURES: dict[str, tuple[str, int]] = {
         96,
     ),
     "gate_reset": ("fresh procedural reset of BadBatchGate-v0", 100),
-    "refund_reset": ("fresh procedural reset of RefundDesk-v0", 300),
-    "cold_file": ("careful episode of evaluate over a fresh 100-case file, in a new process", 100),
-    "gate_macro": ("BadBatchGateMacro-v0 step, random masked moves, eval split, warm", 1000),
-    "refund_macro": ("RefundDeskMacro-v0 step, random masked moves, eval split, warm", 1500),
+    "refund_reset": ("fresh procedural reset of RefundDesk-v0", 200),
+    "cold_file": ("careful episode of evaluate over a fresh 40-case file, in a new process", 40),
+    "gate_macro": ("BadBatchGateMacro-v0 step, random masked moves, eval split, warm", 500),
+    "refund_macro": ("RefundDeskMacro-v0 step, random masked moves, eval split, warm", 750),
     # The text call each macro move stands for, sent as its text action to a bare text
     # environment on the same state (the same resets and moves, replayed).
-    "gate_text_call": ("BadBatchGate-v0 step of a macro move's text action, same states as gate_macro", 1000),
+    "gate_text_call": ("BadBatchGate-v0 step of a macro move's text action, same states as gate_macro", 500),
     "refund_text_call": (
         "RefundDesk-v0 step of a macro move's text action, same states as refund_macro",
-        1500,
+        750,
     ),
     # A fresh reset by phase: each measure is the reset's path up to the end of a phase,
     # so a phase is the difference of two rows (the last phase: the full reset's row).
     "gate_generate": ("gate reset phase: generate (the generator's dict)", 100),
     "gate_check": ("gate reset phase: up to check (the case made typed, and its digest)", 100),
     "gate_build": ("gate reset phase: up to build (the case's SQLite image)", 100),
-    "gate_first_episode": ("fresh procedural reset of BadBatchGate-v0 and careful's episode on it", 50),
-    "refund_generate": ("refund reset phase: generate (the generator's dict)", 300),
-    "refund_check": ("refund reset phase: up to check (the case made typed, and its digest)", 300),
+    "gate_first_episode": ("fresh procedural reset of BadBatchGate-v0 and careful's episode on it", 30),
+    "refund_generate": ("refund reset phase: generate (the generator's dict)", 200),
+    "refund_check": ("refund reset phase: up to check (the case made typed, and its digest)", 200),
     **{
-        f"analyst_{part}_{store}": (f"analyst procedural {what}, store {store}", 6)
+        f"analyst_{part}_{store}": (f"analyst procedural {what}, store {store}", 3)
         for store in STORES
         for part, what in (("case", "case (generate and check the question)"), ("reset", "reset"))
     },
@@ -186,7 +186,10 @@ def _cold_file(count: int) -> None:
         warm_up = write_jsonl(
             folder / "warm-up.jsonl", (dumps_case(build_case(s)) for s in (8 * 10**6, 8 * 10**6 + 1))
         )
-        fresh = write_jsonl(folder / "fresh.jsonl", (dumps_case(build_case(10**6 + s)) for s in range(100)))
+        fresh = write_jsonl(
+            folder / "fresh.jsonl",
+            (dumps_case(build_case(10**6 + s)) for s in range(MEASURES["cold_file"][1])),
+        )
         evaluate(careful(), cases=str(warm_up), progress=False)  # imports and first-use costs
         if count:
             evaluate(careful(), cases=str(fresh), progress=False)
@@ -202,7 +205,7 @@ def _macro_env(desk: str) -> Any:
     return RefundMacroEnv(split="eval")
 
 
-_MACRO_WARM_UP = 600  # steps: every case built, every statement compiled
+_MACRO_WARM_UP = 400  # steps: every case built, every statement compiled
 
 
 def _macro_moves(env: Any, count: int) -> Iterator[tuple[str | None, str]]:

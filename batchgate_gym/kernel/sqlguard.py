@@ -738,7 +738,12 @@ def keyed_by(fingerprint: str, sql: str) -> str:
 def schema_key(conn: sqlite3.Connection) -> SchemaKey:
     """The cookie and digest of ``conn``'s schema now, as a guard over a copy would read them."""
     version: int = conn.execute("PRAGMA schema_version").fetchone()[0]
-    return version, _digest_of_rows(conn)
+    return version, schema_digest(conn)
+
+
+def schema_digest(conn: sqlite3.Connection) -> str:
+    """The digest half of :func:`schema_key`, for a builder that stamps its own cookie."""
+    return _digest_of_rows(conn)
 
 
 def _digest_of_rows(conn: sqlite3.Connection) -> str:

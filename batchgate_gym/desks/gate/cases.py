@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_jsonl
 from batchgate_gym.kernel.codec import SharedTexts
 from batchgate_gym.kernel.ledger import canonical_json
-from batchgate_gym.kernel.plain import frozen_shared
+from batchgate_gym.kernel.plain import FrozenDict, frozen_shared
 
 from .contract import DEFECT_TYPES, TABLE_COLUMNS
 
@@ -207,11 +207,16 @@ def case_from_generated(data: Mapping[str, Any]) -> Case:
         variant=data["variant"],
         seed=data["seed"],
         prompt=data["prompt"],
-        contract=frozen_shared(data["contract"]),
+        contract=_frozen_contract(data["contract"]),
         customers=tuple(map(_CELL_GETTERS["customers"], warehouse["customers"])),
         orders=tuple(map(_CELL_GETTERS["orders"], warehouse["orders"])),
         batches=tuple(map(_generated_batch, data["batches"])),
     )
+
+
+def _frozen_contract(contract: Any) -> Mapping[str, Any]:
+    """A generated case's contract, read-only: as it is if the generator shared a frozen one."""
+    return contract if type(contract) is FrozenDict else frozen_shared(contract)
 
 
 def _generated_batch(data: Mapping[str, Any]) -> StagingBatch:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from batchgate_gym.kernel.codec import escape, tool_lines
 
 from .cases import Case
@@ -34,6 +36,13 @@ def task_text(case: Case, max_turns: int) -> str:
 
 
 def _task_text(case: Case, max_turns: int) -> str:
+    return _head(max_turns) + escape(case.prompt)
+
+
+@functools.lru_cache(maxsize=16)
+def _head(max_turns: int) -> str:
+    """Everything before the case's prompt, the same for every case (inside the charset:
+    escaping it, then the prompt, is escaping the whole)."""
     return escape(
-        f"{_BRIEF}\n\nTools:\n{tool_lines(GATE_TOOLS)}\n\n{_SYNTAX}\n\nYou have {max_turns} turns.\n\nTask: {case.prompt}"
+        f"{_BRIEF}\n\nTools:\n{tool_lines(GATE_TOOLS)}\n\n{_SYNTAX}\n\nYou have {max_turns} turns.\n\nTask: "
     )

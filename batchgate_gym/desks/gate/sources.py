@@ -58,7 +58,7 @@ class ProceduralCases(ProceduralCaseSource, check_knobs=check_knobs, check_seed=
 def build_procedural(seed: int, **knobs: Any) -> Case:
     """The procedural case of ``seed`` and ``knobs``: the generator's output, trusted (its
     audit is in the tests), made typed without the checks a case file's lines get."""
-    return case_from_generated(build_case(seed, **knobs))
+    return case_from_generated(build_case(seed, **knobs, read_only_contract=True))
 
 
 CASES = DeskCases(SPLITS, split_path, load_cases, Case, ProceduralCases)

@@ -24,7 +24,14 @@ from typing import Any
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
 from batchgate_gym.kernel.plain import FrozenDict, frozen
-from batchgate_gym.kernel.sqlguard import SchemaKey, SqlBudget, SqlGuard, SqlRefused, keyed_by, schema_key
+from batchgate_gym.kernel.sqlguard import (
+    SchemaKey,
+    SqlBudget,
+    SqlGuard,
+    SqlRefused,
+    keyed_by,
+    schema_digest,
+)
 from batchgate_gym.kernel.sqlite_image import (
     open_connection,
     restore,
@@ -226,7 +233,7 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
             conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
             marks = ", ".join("?" * len(batch.columns))
             conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
-        digest = schema_key(conn)[1]  # the stamp moves the cookie only
+        digest = schema_digest(conn)  # the stamp moves the cookie only
         conn.execute("SAVEPOINT reference")
         reference = _reference_mart(conn, case)
         conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more

@@ -10,9 +10,18 @@ of them says which batch is defective.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from batchgate_gym.kernel.plain import as_int, check_int, check_seed, checked_family_knobs, short_repr
+from batchgate_gym.kernel.plain import (
+    KeptByForm,
+    as_int,
+    check_int,
+    check_seed,
+    checked_family_knobs,
+    frozen,
+    short_repr,
+)
 
 from ..contract import contract
 from .context import CaseContext
@@ -49,6 +58,7 @@ def build_case(
     batches: int = DEFAULT_BATCHES,
     defects_per_batch: int = DEFAULT_DEFECTS_PER_BATCH,
     case_id: str | None = None,
+    read_only_contract: bool = False,
 ) -> dict[str, Any]:
     """One case, fully determined by its arguments (the same in any process).
 
@@ -61,9 +71,26 @@ def build_case(
     (column, type) defects, at most as many as its table has rules. Every argument
     is checked by :func:`check_knobs` (and the seed by :func:`check_seed`) before
     anything is built: ``rows_per_batch`` up to 100,000, ``batches`` 2 to 12,
-    ``defects_per_batch`` 1 to 9.
+    ``defects_per_batch`` 1 to 9. With ``read_only_contract`` the case's contract is the
+    one read-only value every such case shares (:func:`shared_contract`), not a fresh copy
+    to change: a reset makes the case typed and never changes it, and a fresh copy, frozen
+    again on every reset, cost more than reading it.
     """
-    return compose(seed, family, variant, rows_per_batch, batches, defects_per_batch, case_id, Layout())
+    contract_of = shared_contract if read_only_contract else contract
+    return compose(
+        seed, family, variant, rows_per_batch, batches, defects_per_batch, case_id, Layout(), contract_of
+    )
+
+
+def shared_contract() -> Mapping[str, Any]:
+    """The contract, frozen once: read-only, the same object every call."""
+    global _SHARED_CONTRACT
+    if _SHARED_CONTRACT is None:
+        _SHARED_CONTRACT = frozen(contract())
+    return _SHARED_CONTRACT
+
+
+_SHARED_CONTRACT: Mapping[str, Any] | None = None
 
 
 def compose(
@@ -75,15 +102,19 @@ def compose(
     defects_per_batch: int,
     case_id: str | None,
     layout: Layout,
+    contract_of: Callable[[], Mapping[str, Any]] = contract,
 ) -> dict[str, Any]:
-    """``build_case`` with a split's fixed layout (position and partner) on top."""
+    """``build_case`` with a split's fixed layout (position and partner) on top, its contract
+    ``contract_of()`` (a fresh copy unless told otherwise)."""
     seed = check_seed(seed)
-    knobs = check_knobs(
-        family=family,
-        variant=variant,
-        rows_per_batch=rows_per_batch,
-        batches=batches,
-        defects_per_batch=defects_per_batch,
+    knobs = _checked_knobs(
+        {
+            "family": family,
+            "variant": variant,
+            "rows_per_batch": rows_per_batch,
+            "batches": batches,
+            "defects_per_batch": defects_per_batch,
+        }
     )
     family, variant, batches = knobs["family"], knobs["variant"], knobs["batches"]
     defects_per_batch = knobs["defects_per_batch"]
@@ -100,7 +131,7 @@ def compose(
         "variant": plan.variant,
         "seed": seed,
         "prompt": PROMPT.format(count=len(slots)),
-        "contract": contract(),
+        "contract": contract_of(),
         "warehouse": {"customers": ctx.wh_customers, "orders": ctx.wh_orders},
         "batches": _listed(rng, plan, slots, rows),
     }
@@ -145,6 +176,11 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
             "defects_per_batch", given["defects_per_batch"], 1, MAX_DEFECTS_PER_BATCH
         ),
     }
+
+
+# check_knobs of each distinct set of knobs (told apart by type too), made once and handed
+# out again, read-only: a source builds every case with the knobs it checked when made.
+_checked_knobs = KeptByForm(lambda knobs: check_knobs(**knobs), 64)
 
 
 def _rows_pair(value: Any) -> tuple[int, int]:

@@ -65,11 +65,12 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
     statuses = rng.choices(ALLOWED_STATUS, cum_weights=_STATUS_CUM, k=count)
     cents = rng.choices(AMOUNT_CENTS, k=count)
     dates = rng.choices(WINDOW_DATES, k=count)
+    sale, refund = _MONEY, _REFUND  # money(cents) of a sale, money(-cents) of a refund
     return [
         {
             "order_id": order_id,
             "customer_id": customer,
-            "amount": money(-amount if status == "refunded" else amount),
+            "amount": (refund if status == "refunded" else sale) % divmod(amount, 100),
             "currency": CURRENCY,
             "status": status,
             "order_date": date,
@@ -88,7 +89,7 @@ def customer_rows(rng: random.Random, customer_ids: list[str]) -> list[dict[str,
     return [
         {
             "customer_id": customer,
-            "email": email_for(customer),
+            "email": customer.lower() + _AT_DOMAIN,  # email_for(customer)
             "country": country,
             "signup_date": signup,
         }

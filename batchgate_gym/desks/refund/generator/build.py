@@ -25,7 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from batchgate_gym.kernel.plain import as_int, check_int, check_seed, checked_family_knobs, short_repr
+from batchgate_gym.kernel.plain import (
+    KeptByForm,
+    as_int,
+    check_int,
+    check_seed,
+    checked_family_knobs,
+    short_repr,
+)
 
 from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE, UNSENT_PAYMENTS
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
@@ -130,14 +137,16 @@ def compose(
     of the tickets to pay; a split pins it). The draw is the last one made, so every
     other part of a case is what it was before tickets could lose a payment."""
     seed = check_seed(seed)
-    knobs = check_knobs(
-        family=family,
-        variant=variant,
-        lines=lines,
-        prior_rows=prior_rows,
-        lag_depth=lag_depth,
-        fault_rate=fault_rate,
-        cap_cents=cap_cents,
+    knobs = _checked_knobs(
+        {
+            "family": family,
+            "variant": variant,
+            "lines": lines,
+            "prior_rows": prior_rows,
+            "lag_depth": lag_depth,
+            "fault_rate": fault_rate,
+            "cap_cents": cap_cents,
+        }
     )
     cap = knobs["cap_cents"]
     rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
@@ -221,6 +230,11 @@ def check_knobs(**knobs: Any) -> dict[str, Any]:
     out["cap_cents"] = check_cap(given["cap_cents"])
     out["tickets"] = check_int("tickets", given["tickets"], 1, MAX_TICKETS)
     return out
+
+
+# check_knobs of each distinct set of knobs (told apart by type too), made once and handed
+# out again, read-only: a source builds every case with the knobs it checked when made.
+_checked_knobs = KeptByForm(lambda knobs: check_knobs(**knobs), 64)
 
 
 def check_cap(value: Any) -> int:
