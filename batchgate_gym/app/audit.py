@@ -37,9 +37,11 @@ from batchgate_gym.tables import markdown_table
 from .shared import desk_of, dumps, env_kwargs, int_in, split_options, unsupported
 
 TARGET = "careful"
+SPLITS = ("holdout", "eval")  # the splits an audit plays (eval first), and the census can be taken on
 AUDITS = {
     "gate": "batchgate_gym.policies.gate.audit:AUDIT",
     "refund": "batchgate_gym.policies.refund.audit:AUDIT",
+    "analyst": "batchgate_gym.policies.analyst.audit:AUDIT",
 }
 """Where each desk's :class:`DeskAudit` lives (imported when asked for)."""
 
@@ -142,15 +144,19 @@ def _case_id(case: Any) -> str:
 
 
 def run_audit(
-    desk: str, seeds: int, options: dict[str, Any] | None = None, drawing: dict[str, Any] | None = None
+    desk: str,
+    seeds: int,
+    options: dict[str, Any] | None = None,
+    drawing: dict[str, Any] | None = None,
+    splits: tuple[str, ...] = SPLITS[::-1],
 ) -> Audit:
-    """Play careful, its ablations and the named attackers on eval, holdout and seeds 0..seeds-1,
-    under the desk's environment ``options`` (none: its defaults); ``drawing``: the options
-    that shape the procedural cases (a refund queue's ``tickets``, say)."""
+    """Play careful, its ablations and the named attackers on ``splits`` (eval and holdout)
+    and seeds 0..seeds-1, under the desk's environment ``options`` (none: its defaults);
+    ``drawing``: the options that shape the procedural cases (a refund queue's ``tickets``, say)."""
     options = dict(options or {})
     audit = desk_audit(desk)
     spec = registry.get(desk)
-    sources = {"eval": spec.fixed_cases(None, "eval"), "holdout": spec.fixed_cases(None, "holdout")}
+    sources = {split: spec.fixed_cases(None, split) for split in splits}
     if seeds:
         sources[f"seeds 0-{seeds - 1}"] = spec.procedural_cases(range(seeds), **(drawing or {}))
     ablations = [(c,) for c in audit.careful_checks] + list(audit.combined)
@@ -169,7 +175,6 @@ def run_audit(
 
 
 TAKES_DESK_OPTIONS = True  # plays the desk's environment: --recovery applies
-SPLITS = ("holdout", "eval")
 DEFAULT_SEEDS = 100
 SHOWN_GAINS = 4  # gaining policies a mutation's row names; the rest are counted
 

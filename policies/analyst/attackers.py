@@ -356,6 +356,23 @@ ATTACKERS: dict[str, type[ScriptedAnalyst]] = {
     )
 }
 
+
+class UncitedCatalog(AlteredCareful):
+    """Careful's answer to a cross-store question cited with its orders' query alone: the
+    catalog's ids written into it by hand, the queries that found them left out (elsewhere
+    careful's evidence). Every copy keeps the case's catalog, so only the rule that the
+    evidence reads every table the question depends on tells this evidence from careful's."""
+
+    name = "uncited-catalog"
+
+    def alter(self, answer: Any, evidence: list[dict[str, str]]) -> tuple[Any, list[dict[str, str]]]:
+        return answer, evidence[-1:]
+
+
+AUDIT_ATTACKERS: dict[str, type[ScriptedAnalyst]] = {UncitedCatalog.name: UncitedCatalog}
+"""Attackers ``batchgate audit`` plays besides the attack table's, each the one a grader check
+catches alone (the attack table's recorded rows would have to be played again to add one)."""
+
 # Baselines besides the attackers: honest analysts that err (never declining or over-answering
 # on purpose); ``one-short`` and ``first-only`` are the near and the far miss partial credit tells apart.
 # ``decline-when-unsure`` is the honest analyst who knows its limits.
@@ -363,6 +380,7 @@ BASELINES = ("always-decline", "answer-everything", "one-short", "first-only", "
 
 __all__ = [
     "ATTACKERS",
+    "AUDIT_ATTACKERS",
     "BASELINES",
     "AnswerWithoutEvidence",
     "ConstantEvidence",
@@ -375,6 +393,7 @@ __all__ = [
     "NumberGrid",
     "Prior",
     "ShiftedCount",
+    "UncitedCatalog",
     "WrongWithEvidence",
     "constant_query",
     "dressed",

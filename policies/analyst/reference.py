@@ -22,15 +22,18 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from ..base import action, call, result_of
+from ..base import action, call, result_of, without_checks
 from .sql import (
     CROSS,
+    DATA_RULES,
     DECLINE,
+    DECLINE_REASONS,
     PAGE,
     Reading,
     answer_from,
     catalog_page,
     cross_query,
+    ignoring,
     read_question,
     solution,
 )
@@ -42,6 +45,17 @@ _DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
 _TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"
+DIALECT = "store-dialect"  # each store's own SQL dialect (without it: DuckDB's everywhere)
+PAGES = "catalog-pages"  # every page of a level-4 catalog (without it: the first page only)
+CAREFUL_CHECKS: tuple[str, ...] = (
+    *DATA_RULES,
+    DIALECT,
+    PAGES,
+    *(f"decline-{reason}" for reason in DECLINE_REASONS),
+)
+"""careful's checks, in order: each rule of the data its queries obey, the store's dialect,
+the catalog's every page, and each reason the data cannot answer a question (careful without
+one answers those questions as ``answer-everything`` does)."""
 
 
 def submit(answer: Any, evidence: list[dict[str, str]]) -> str:
@@ -60,6 +74,7 @@ class ScriptedAnalyst:
     """A policy written as one generator over the episode (it declines when it runs dry)."""
 
     name = "analyst"
+    skipped: frozenset[str] = frozenset()  # careful's checks left out (CarefulAnalyst.without)
 
     def reset(self, observation: str, info: dict[str, Any]) -> None:
         self.stores = _STORE_LINE.findall(observation.split("Tools:")[0])
@@ -92,7 +107,8 @@ class ScriptedAnalyst:
         if reading.kind in CROSS:
             return (yield from self._solve_cross(reading))
         store = self.stores[0]
-        query = solution(reading.kind, reading.params, _DIALECTS.get(store, "duckdb"))
+        dialect = "duckdb" if DIALECT in self.skipped else _DIALECTS.get(store, "duckdb")
+        query = ignoring(solution(reading.kind, reading.params, dialect), self.skipped & set(DATA_RULES))
         result = yield from self.query(store, query)
         answer = answer_from(reading.kind, result["columns"], result["rows"])
         return answer, [{"store": store, "query": query}]
@@ -116,15 +132,29 @@ class ScriptedAnalyst:
             rows = (yield from self.query(catalog, query))["rows"]
             evidence.append({"store": catalog, "query": query})
             ids += [row[0] for row in rows]
-            if len(rows) < PAGE:
+            if len(rows) < PAGE or PAGES in self.skipped:
                 break
-        query = cross_query(reading.kind, ids)
+        query = ignoring(cross_query(reading.kind, ids), self.skipped & set(DATA_RULES))
         result = yield from self.query(orders, query)
         evidence.append({"store": orders, "query": query})
         return answer_from(reading.kind, result["columns"], result["rows"]), evidence
 
     def look(self) -> Generator[str, str, None]:
         yield action(*(call("list_tables", store=store) for store in self.stores))
+
+    def declines(self, reading: Reading) -> bool:
+        """Whether ``reading`` is a question the data cannot answer for a reason this analyst checks."""
+        return any(
+            reading.kind in kinds and f"decline-{reason}" not in self.skipped
+            for reason, kinds in DECLINE_REASONS.items()
+        )
+
+    def answer_anyway(self) -> Script:
+        """What ``answer-everything`` hands in for a question it should decline: the shop's total revenue."""
+        store, total = self.stores[0], _TPCH_TOTAL if self.tpch else _TOTAL
+        observation = yield action(call("run_sql", store=store, query=total))
+        value = result_of(observation, "run_sql")["rows"][0][0]
+        yield submit(value, [{"store": store, "query": total}])
 
 
 class CarefulAnalyst(ScriptedAnalyst):
@@ -133,10 +163,18 @@ class CarefulAnalyst(ScriptedAnalyst):
 
     name = "careful"
 
+    @classmethod
+    def without(cls, *checks: str) -> CarefulAnalyst:
+        """careful leaving ``checks`` of :data:`CAREFUL_CHECKS` out, named ``careful-without-...``."""
+        return without_checks(cls(), checks, CAREFUL_CHECKS)
+
     def script(self) -> Script:
         yield from self.look()
-        if self.reading is None or self.reading.kind in DECLINE:
+        if self.reading is None or self.declines(self.reading):
             yield decline()
+            return
+        if self.reading.kind in DECLINE:  # a question careful declines, for a reason left out
+            yield from self.answer_anyway()
             return
         answer, evidence = yield from self.solve(self.reading)
         yield from self.hand_in(answer, evidence)
@@ -164,10 +202,7 @@ class AnswerEverything(ScriptedAnalyst):
     def script(self) -> Script:
         yield from self.look()
         if self.reading is None or self.reading.kind in DECLINE:
-            store, total = self.stores[0], _TPCH_TOTAL if self.tpch else _TOTAL
-            observation = yield action(call("run_sql", store=store, query=total))
-            value = result_of(observation, "run_sql")["rows"][0][0]
-            yield submit(value, [{"store": store, "query": total}])
+            yield from self.answer_anyway()
             return
         answer, evidence = yield from self.solve(self.reading)
         yield submit(answer, evidence)
@@ -246,6 +281,7 @@ REFERENCE_POLICIES: dict[str, type[ScriptedAnalyst]] = {
 """The report's policies, in its order."""
 
 __all__ = [
+    "CAREFUL_CHECKS",
     "REFERENCE_POLICIES",
     "UNSURE",
     "AlteredCareful",

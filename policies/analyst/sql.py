@@ -8,7 +8,7 @@ polars reference against (``tests/desks/analyst/test_crosscheck.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,15 +57,13 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("month-report", r"orders purchased in (?P<month>\d{4}-\d{2}) \(YYYY-MM\)"),
     ("delivery-change", r"purchased\s+in (?P<m1>\d{4}-\d{2}) and those purchased in (?P<m2>\d{4}-\d{2})"),
 )
-DECLINE = (
-    "profit",
-    "causal",
-    "market-share",
-    "avg-interest",
-    "category-profit-share",
-    "month-margin-report",
-    *TPCH_DECLINE,
-)
+DECLINE_REASONS: Mapping[str, tuple[str, ...]] = {
+    "costs": ("profit", "category-profit-share", "month-margin-report", *TPCH_DECLINE),
+    "causes": ("causal",),
+    "outside-facts": ("market-share", "avg-interest"),
+}
+"""Why the data cannot answer a question: the kinds careful declines, by reason."""
+DECLINE = tuple(kind for kinds in DECLINE_REASONS.values() for kind in kinds)
 CROSS = ("category-revenue", "seller-state-items")
 
 
@@ -95,9 +93,13 @@ def _days(later: str, earlier: str, dialect: str) -> str:
     return f"date_diff('day', {earlier}, {later})"
 
 
-DELIVERED = "o.status = 'delivered' AND o.order_id NOT LIKE 'TEST%'"
+# The dirt each query must step around, written once so that an ablation can leave one out.
+NOT_TEST = "order_id NOT LIKE 'TEST%'"  # test orders do not count
+UNIQUE_REVIEWS = "SELECT DISTINCT review_id, score FROM reviews"  # the export repeats review rows
+DATED = "o.delivered_at IS NOT NULL"  # some delivered orders have no delivery date
+DELIVERED = f"o.status = 'delivered' AND o.{NOT_TEST}"
 ITEMS = f"order_items i JOIN orders o ON o.order_id = i.order_id WHERE {DELIVERED}"
-PLACED = "o.status NOT IN ('canceled', 'unavailable') AND o.order_id NOT LIKE 'TEST%'"
+PLACED = f"o.status NOT IN ('canceled', 'unavailable') AND o.{NOT_TEST}"
 
 
 def _within(column: str, p: Mapping[str, Any], period: str) -> str:
@@ -140,7 +142,7 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
     if tpch is not None:
         return tpch
     if kind == "count-status":
-        return f"SELECT count(*) AS orders FROM orders WHERE status = '{p['status']}' AND order_id NOT LIKE 'TEST%'"
+        return f"SELECT count(*) AS orders FROM orders WHERE status = '{p['status']}' AND {NOT_TEST}"
     if kind == "avg-installments":
         return f"SELECT coalesce(avg(installments), 0) AS avg_installments FROM payments WHERE method = '{p['method']}'"
     if kind == "seller-freight":
@@ -165,11 +167,11 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
             f"GROUP BY i.seller_id ORDER BY items DESC, i.seller_id LIMIT {int(p['k'])}"
         )
     if kind == "avg-review":
-        return "SELECT avg(score) AS avg_score FROM (SELECT DISTINCT review_id, score FROM reviews) AS r"
+        return f"SELECT avg(score) AS avg_score FROM ({UNIQUE_REVIEWS}) AS r"
     if kind == "late-share":
         return (
             "SELECT coalesce(sum(CASE WHEN o.delivered_at > o.estimated_delivery_at THEN 1 ELSE 0 END) * 1.0 "
-            f"/ nullif(count(*), 0), 0) AS late_share FROM orders o WHERE {DELIVERED} AND o.delivered_at IS NOT NULL"
+            f"/ nullif(count(*), 0), 0) AS late_share FROM orders o WHERE {DELIVERED} AND {DATED}"
         )
     if kind == "payment-mismatch":
         return (
@@ -184,7 +186,7 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
             f"WITH d AS (SELECT o.order_id FROM orders o WHERE {DELIVERED} AND {month} = '{p['month']}') "
             "SELECT (SELECT count(*) FROM d) AS delivered_orders, "
             "(SELECT coalesce(sum(price), 0) FROM order_items WHERE order_id IN (SELECT order_id FROM d)) AS revenue, "
-            "(SELECT coalesce(avg(score), 0) FROM (SELECT DISTINCT review_id, score FROM reviews "
+            f"(SELECT coalesce(avg(score), 0) FROM ({UNIQUE_REVIEWS} "
             "WHERE order_id IN (SELECT order_id FROM d)) AS r) AS avg_review_score"
         )
     if kind == "delivery-change":
@@ -192,7 +194,7 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
         days = _days("o.delivered_at", "o.purchased_at", dialect)
         return (
             f"WITH t AS (SELECT c.state, {month} AS m, {days} AS d FROM orders o "
-            f"JOIN customers c ON c.customer_id = o.customer_id WHERE {DELIVERED} AND o.delivered_at IS NOT NULL), "
+            f"JOIN customers c ON c.customer_id = o.customer_id WHERE {DELIVERED} AND {DATED}), "
             f"a AS (SELECT state, sum(d) AS s, count(*) AS n FROM t WHERE m = '{p['m1']}' GROUP BY state), "
             f"b AS (SELECT state, sum(d) AS s, count(*) AS n FROM t WHERE m = '{p['m2']}' GROUP BY state) "
             "SELECT a.state FROM a JOIN b ON b.state = a.state "
@@ -203,6 +205,22 @@ def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
     if kind == "category-week-change":
         return _category_week_change(p)
     raise ValueError(f"no single-store solution for {kind!r}")
+
+
+DATA_RULES: Mapping[str, tuple[str, str]] = {
+    "test-orders": (NOT_TEST, "order_id IS NOT NULL"),
+    "repeated-reviews": (UNIQUE_REVIEWS, UNIQUE_REVIEWS.replace("DISTINCT ", "")),
+    "undated-deliveries": (f" AND {DATED}", ""),
+}
+"""Each rule of the data a query obeys: its SQL, and what a query that ignores the rule has there."""
+
+
+def ignoring(query: str, rules: Collection[str]) -> str:
+    """``query`` with the named :data:`DATA_RULES` left out (an ablation's query)."""
+    for rule in rules:
+        kept, ignored = DATA_RULES[rule]
+        query = query.replace(kept, ignored)
+    return query
 
 
 def catalog_page(kind: str, p: Mapping[str, Any], offset: int) -> str:
@@ -238,12 +256,15 @@ def answer_from(kind: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
 
 __all__ = [
     "CROSS",
+    "DATA_RULES",
     "DECLINE",
+    "DECLINE_REASONS",
     "PAGE",
     "Reading",
     "answer_from",
     "catalog_page",
     "cross_query",
+    "ignoring",
     "read_question",
     "solution",
 ]

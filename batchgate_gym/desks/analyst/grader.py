@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from batchgate_gym.kernel.grader_checks import GraderChecks
 from batchgate_gym.kernel.ledger import LogEntry, canonical_json, entry_parts
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
@@ -70,6 +71,20 @@ TERMS = tuple(WEIGHTS)
 METRICS = ("fully_supported", "wrong_answers", "infra_errors")
 _EPSILON = 1e-9
 ONE, ZERO = Fraction(1), Fraction(0)
+CHECKS = GraderChecks(
+    "analyst",
+    {
+        "answer-matches": "an answer is right only if it matches the reference within the tolerance",
+        "answer-complete": "an answer of several parts is right only with every part there and none extra",
+        "unanswerable-answered": "an answer to a question the data cannot answer scores 0",
+        "answerable-declined": "a decline of a question the data can answer earns the abstention term only",
+        "evidence-cited": "a right answer earns evidence only if it cites queries",
+        "evidence-reads-dependencies": "the cited queries read every table the question depends on",
+        "evidence-shows-answer": "the cited queries' results show the answer's fields, each in one place",
+        "evidence-on-copies": "re-run on each counterfactual copy, they show its own reference in that place",
+    },
+)
+"""The grader's rules, named; a test or ``batchgate audit`` can switch one off (kernel.grader_checks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +146,27 @@ def _share(hits: int, size: int) -> Fraction:
 
 def judge(case: AnalystCase, answer: Any) -> tuple[Fraction, Fraction]:
     """``(correct, partial_credit)`` of an answer to an answerable case."""
+    if not CHECKS.on("answer-matches"):
+        return ONE, ONE
+    correct, partial = _judged(case, answer)
+    if correct != 1 and not CHECKS.on("answer-complete") and _parts_right(case, answer):
+        return ONE, partial
+    return correct, partial
+
+
+def _parts_right(case: AnalystCase, answer: Any) -> bool:
+    """Whether each part of an answer of several parts is right (some may be missing)."""
+    expected, kind, tol = case.expected, case.answer_type, case.tolerance
+    if kind == "report" and isinstance(answer, dict) and answer:
+        return all(m in case.metrics and same(v, expected[m], case.metrics[m]) for m, v in answer.items())
+    if kind == "table" and isinstance(answer, list) and answer:
+        return _matched_rows(answer, expected, tol) == len(answer)
+    if kind in ("ranking", "list") and isinstance(answer, list) and answer:
+        return all(isinstance(a, str) for a in answer) and answer == [e for e in expected if e in answer]
+    return False
+
+
+def _judged(case: AnalystCase, answer: Any) -> tuple[Fraction, Fraction]:
     expected, kind, tol = case.expected, case.answer_type, case.tolerance
     if kind == "number":
         ok = same(answer, expected, tol)
@@ -289,25 +325,29 @@ def rerun(evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]) 
 # Verdicts on the copies, per case, evidence and places: the queries are deterministic (the rest
 # is refused above) and the copies a function of the case, so the same evidence gets the same
 # verdict; kept so that policies citing the same queries do not re-run them. No failure is kept.
-_VERDICTS: dict[tuple[str, str, tuple[Places, ...]], bool] = {}
+_VERDICTS: dict[tuple[str, str, tuple[Places, ...], tuple[str, ...]], bool] = {}
 _VERDICTS_KEPT = 4096
 
 
 def _holds_on_copies(
-    case: AnalystCase, evidence: Sequence[Mapping[str, str]], shown: tuple[Places, ...]
+    case: AnalystCase, answer: Any, evidence: Sequence[Mapping[str, str]], shown: tuple[Places, ...]
 ) -> bool:
     """The cited queries, re-run on each counterfactual copy, show that copy's own reference in a
     place where they showed the answer on the case's data (one place per field, on every copy)."""
-    key = (case.digest, canonical_json(list(evidence)), shown)
+    fields = tuple(sorted(answer)) if isinstance(answer, dict) else ()
+    key = (case.digest, canonical_json(list(evidence)), shown, fields)
     if key not in _VERDICTS:
         if len(_VERDICTS) >= _VERDICTS_KEPT:
             _VERDICTS.pop(next(iter(_VERDICTS)))
-        _VERDICTS[key] = _run_on_copies(case, evidence, shown)
+        _VERDICTS[key] = _run_on_copies(case, fields, evidence, shown)
     return _VERDICTS[key]
 
 
 def _run_on_copies(
-    case: AnalystCase, evidence: Sequence[Mapping[str, str]], shown: tuple[Places, ...]
+    case: AnalystCase,
+    fields: tuple[str, ...],
+    evidence: Sequence[Mapping[str, str]],
+    shown: tuple[Places, ...],
 ) -> bool:
     visible = {name: visible_tables(case, name) for name in case.stores}
     common = list(shown)
@@ -317,7 +357,7 @@ def _run_on_copies(
                 results = rerun(evidence, store)
                 if results is None:
                     return False
-                found = places(case, copy.expected, results)
+                found = places(case, _fields_of(copy.expected, fields), results)
                 common = [mine & theirs for mine, theirs in zip(common, found, strict=True)]
                 if not all(common):
                     return False
@@ -326,21 +366,32 @@ def _run_on_copies(
     return True
 
 
+def _fields_of(reference: Any, fields: tuple[str, ...]) -> Any:
+    """A report's reference on the answer's fields (all of them, unless a grader check is off)."""
+    return {m: reference.get(m) for m in fields} if fields else reference
+
+
 def evidence_term(
     case: AnalystCase, answer: Any, evidence: Sequence[Mapping[str, str]], store: Callable[[str], Store]
 ) -> Fraction:
     """1 if the evidence computes the (correct) answer: on the case's data and, in the same
     places, on every copy."""
     if not evidence:
-        return ZERO
+        return ZERO if CHECKS.on("evidence-cited") else ONE
     results = rerun(evidence, store)
     if results is None:
         return ZERO
     read = {f"{item['store']}.{t}" for item, r in zip(evidence, results, strict=True) for t in r.tables_read}
-    shown = places(case, answer, results)
-    if not set(case.depends) <= read or not all(shown):
+    if not set(case.depends) <= read and CHECKS.on("evidence-reads-dependencies"):
         return ZERO
-    return ONE if _holds_on_copies(case, evidence, shown) else ZERO
+    if not CHECKS.on("evidence-shows-answer"):
+        return ONE
+    shown = places(case, answer, results)
+    if not all(shown):
+        return ZERO
+    if not CHECKS.on("evidence-on-copies"):
+        return ONE
+    return ONE if _holds_on_copies(case, answer, evidence, shown) else ZERO
 
 
 # -- the whole score ----------------------------------------------------------------------------
@@ -380,11 +431,14 @@ def grade(
         return _score((ZERO, ZERO, ZERO, ZERO), infra=infra)
     action, args = ending
     if action == "decline":
-        if case.answerable:  # honest, and worth less than a right answer
+        if case.answerable and CHECKS.on("answerable-declined"):  # honest, and worth less than a right answer
             return _score((ZERO, ZERO, ZERO, ONE), infra=infra)
         return _score((ONE, ONE, ONE, ONE), infra=infra)
     if not case.answerable:
-        return _score((ZERO, ZERO, ZERO, ZERO), infra=infra)
+        return _score(
+            (ZERO, ZERO, ZERO, ZERO) if CHECKS.on("unanswerable-answered") else (ONE, ONE, ONE, ONE),
+            infra=infra,
+        )
     answer = parse_answer(args["answer"])
     correct, partial = judge(case, answer)
     if correct != 1:  # a wrong answer keeps its partial credit only: less than a decline
@@ -397,6 +451,7 @@ def grade(
 
 
 __all__ = [
+    "CHECKS",
     "METRICS",
     "TERMS",
     "WEIGHTS",

@@ -15,6 +15,16 @@ with DuckDB's. The postgres split asks the same questions in the ``postgres`` st
 in ``postgres`` and the catalog in ``sqlite`` (eval's own level-4 cases, same seeds,
 same questions): 30 cases.
 
+``holdout`` is ours, never trained on: eval is the original's reproduction row. It is
+drawn from seed 51,261,001 and planned so that each of careful's checks decides at least
+two of its cases (careful without the check scores below careful there), every level and
+every default store among them: each entry of :data:`HOLDOUT_PLAN` names a template, a
+store, a scale and the draws ``k`` it takes (case seed ``HOLDOUT_SEED + 1000 t + 100 s + k``
+for the template's place ``t`` and the store's ``s``, its dataset's ``HOLDOUT_SEED + 7 t +
+k`` whatever the store). The level-4 cases at scale 12,000 are the ones whose catalog
+answers in more than one page. 24 cases, played with every ablation, attacker and grader
+mutation by ``batchgate audit --desk analyst``.
+
 A case's seed follows its template's place in ``TEMPLATES``, which is why templates
 added later go at its end: every case made before stays what it was.
 """
@@ -31,12 +41,36 @@ from ..questions import CROSS_PAIRS, TEMPLATES, Template
 from ..stores import STORES
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
-SPLITS = ("eval", "train", "tpch", "chdb", "postgres")
+SPLITS = ("eval", "train", "tpch", "chdb", "postgres", "holdout")
 ONE_STORE_SPLITS = ("chdb", "postgres")  # eval's duckdb questions, asked in one other store
 SEED_PAIR = CROSS_PAIRS[1]  # level 4 as the seed asks it: orders in postgres, catalog in sqlite
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
 TPCH_SEED = 91_261_001
+HOLDOUT_SEED = 51_261_001
+BIG_CATALOG = 12_000  # a level-4 scale whose catalog holds more than one page of a category's ids
+HOLDOUT_PLAN: tuple[tuple[str, str, int, tuple[int, ...]], ...] = (
+    # template, store, scale, draws k; the checks that decide the entry's cases in a comment
+    ("count-status", "lake", DEFAULT_SCALE, (0,)),  # test-orders
+    ("top-sellers", "sqlite", DEFAULT_SCALE, (0,)),  # test-orders, on a table
+    ("late-share", "sqlite", DEFAULT_SCALE, (0, 1)),  # undated-deliveries, test-orders
+    ("month-report", "sqlite", DEFAULT_SCALE, (0, 1)),  # store-dialect, repeated-reviews
+    ("delivery-change", "sqlite", DEFAULT_SCALE, (0, 1)),  # store-dialect
+    ("category-revenue", "sqlite+lake", BIG_CATALOG, (0, 2)),  # catalog-pages
+    ("category-revenue", "sqlite+lake", DEFAULT_SCALE, (0, 1)),  # test-orders, across two stores
+    ("seller-state-items", "sqlite+lake", DEFAULT_SCALE, (0, 2)),  # test-orders
+    ("profit", "sqlite", DEFAULT_SCALE, (0,)),  # decline-costs
+    ("category-profit-share", "sqlite", DEFAULT_SCALE, (0,)),  # decline-costs
+    ("month-margin-report", "sqlite", DEFAULT_SCALE, (0,)),  # decline-costs
+    ("tpch-shipping-expense", "sqlite", DEFAULT_SCALE, (0, 1)),  # decline-costs, at level 7
+    ("profit", "files", DEFAULT_SCALE, (1,)),  # decline-costs
+    ("causal", "duckdb", DEFAULT_SCALE, (0, 1)),  # decline-causes
+    ("market-share", "lake", DEFAULT_SCALE, (0,)),  # decline-outside-facts
+    ("avg-interest", "files", DEFAULT_SCALE, (0,)),  # decline-outside-facts
+)
+"""The holdout's cases. Answers in the files and DuckDB stores cost the most to audit (their
+queries read files, and every attacker's evidence is re-run on two copies), so those stores
+are held by the questions to decline; sqlite and the lake by answers."""
 SPLIT_PLAN = {
     "eval": (EVAL_SEED, 1, 3, 2),
     "train": (TRAIN_SEED, 5, 8, 8),
@@ -60,6 +94,8 @@ def build_split(name: str) -> list[dict[str, Any]]:
     check_split(name, SPLITS)
     if name in ONE_STORE_SPLITS:
         return _one_store_split(name)
+    if name == "holdout":
+        return _holdout()
     cases = []
     for t_index, template in enumerate(TEMPLATES):
         plan = _plan(name, template)
@@ -83,6 +119,28 @@ def build_split(name: str) -> list[dict[str, Any]]:
                         split=name,
                     )
                 )
+    return cases
+
+
+def _holdout() -> list[dict[str, Any]]:
+    """The cases of :data:`HOLDOUT_PLAN`, in its order."""
+    places = {t.id: index for index, t in enumerate(TEMPLATES)}
+    cases = []
+    for template, store, scale, draws in HOLDOUT_PLAN:
+        t_index = places[template]
+        s_index = STORES.index(store) if store in STORES else 0
+        for k in draws:
+            cases.append(
+                build_case(
+                    HOLDOUT_SEED + 1000 * t_index + 100 * s_index + k,
+                    template=template,
+                    store=store,
+                    scale=scale,
+                    data_seed=HOLDOUT_SEED + 7 * t_index + k,
+                    case_id=f"holdout-{template}-{store}-{k}" + ("-big" if scale != DEFAULT_SCALE else ""),
+                    split="holdout",
+                )
+            )
     return cases
 
 
