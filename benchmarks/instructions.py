@@ -75,7 +75,7 @@ MEASURES: dict[str, tuple[str, int]] = {
     **{
         f"analyst_{part}_{store}": (f"analyst procedural {what}, store {store}", 3)
         for store in STORES
-        for part, what in (("case", "case (generate and check the question)"), ("reset", "reset"))
+        for part, what in (("case", "case built (no reset)"), ("reset", "reset (its case built)"))
     },
 }
 # A reset's phases: each phase measure counts the reset's path up to the end of its phase,
@@ -99,9 +99,13 @@ PHASES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
     ),
     **{
         f"analyst_reset_{store}": (
-            ("generate and check (question, data spec)", f"analyst_case_{store}", ()),
             (
-                "build and reset (dataset, store, log, task)",
+                "generate and check (the question, its dataset made and written, its answer)",
+                f"analyst_case_{store}",
+                (),
+            ),
+            (
+                "the world's reset (stores, log, task)",
                 f"analyst_reset_{store}",
                 (f"analyst_case_{store}",),
             ),
@@ -299,13 +303,16 @@ def _first_episode(count: int) -> None:
 
 def _analyst(part: str, store: str) -> Callable[[int], None]:
     """Fresh procedural analyst cases asking in ``store``: built (question and data spec),
-    or reset to (dataset generated and written, store opened). The dataset cache is a new
+    or reset to (the world and its stores on that case). The dataset cache is a new
     folder in each run, so no run finds another's datasets on disk; the warm-up case is
     built and reset to in both parts' runs, so their runs with no units are one run."""
 
     def run(count: int) -> None:
         with tempfile.TemporaryDirectory() as cache:
             os.environ["BATCHGATE_ANALYST_CACHE"] = cache
+            # One polars thread: a pool's workers spin a while before they sleep, and the
+            # instructions they spin would move with the machine's timing.
+            os.environ["POLARS_MAX_THREADS"] = "1"
             from batchgate_gym.desks.analyst.sources import build_procedural
             from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
