@@ -399,37 +399,68 @@ def markdown(result: dict[str, Any]) -> str:
         rule = "|---|---:|---:|---:|"
     rows = [header, rule]
     for name, now in result["now"].items():
-        rows.append(_row(MEASURES[name][0], now, None if before is None else before[name]))
-    return "\n".join(rows + _phase_tables(result))
+        rows.append(_row(MEASURES[name][0], now, before, name))
+    return "\n".join(rows + _phase_tables(result) + _macro_table(result["now"]))
 
 
-def _row(label: str, now: float, before: float | None) -> str:
+def _macro_table(now: dict[str, float]) -> list[str]:
+    """Each desk's macro step beside the text call it stands for (target: at most 1.00x)."""
+    desks = [desk for desk in ("gate", "refund") if {f"{desk}_macro", f"{desk}_text_call"} <= now.keys()]
+    if not desks:
+        return []
+    lines = ["", "| desk | macro step | its text call, same state | macro / text |", "|---|---:|---:|---:|"]
+    for desk in desks:
+        macro, text = now[f"{desk}_macro"], now[f"{desk}_text_call"]
+        lines.append(f"| {desk} | {macro:,.0f} | {text:,.0f} | {macro / text:.2f}x |")
+    return lines
+
+
+def _row(label: str, now: float, before: dict[str, float] | None, name: str) -> str:
+    """A table row: the now count, and with a before column its count and the change
+    (a measure the before run did not count says so)."""
     if before is None:
         return f"| {label} | {now:,.0f} |"
-    return f"| {label} | {before:,.0f} | {now:,.0f} | {now / before - 1:+.1%} |"
+    if name not in before:
+        return f"| {label} | not counted | {now:,.0f} |  |"
+    then = before[name]
+    return f"| {label} | {then:,.0f} | {now:,.0f} | {now / then - 1:+.1%} |"
 
 
 def _phase_tables(result: dict[str, Any]) -> list[str]:
-    """A table per reset whose phase measures were all counted: each phase's instructions."""
+    """A table per reset counted by phase: each phase whose measures were all counted."""
     lines: list[str] = []
-    before = result.get("before")
+    now, before = result["now"], result.get("before")
     for reset, phases in PHASES.items():
-        needed = {name for _label, measure, less in phases for name in (measure, *less)}
-        if not needed <= result["now"].keys():
+        counted = [
+            (label, measure, less) for label, measure, less in phases if {measure, *less} <= now.keys()
+        ]
+        if reset not in now or len(counted) < 2:
             continue
         head = "| phase | before | now | change |" if before is not None else "| phase | now |"
-        lines += [
-            "",
-            f"{MEASURES[reset][0]}, by phase:",
-            "",
-            head,
-            "|---|---:|" + ("---:|---:|" if before else ""),
-        ]
-        for label, measure, less in phases:
-            now = result["now"][measure] - sum(result["now"][name] for name in less)
-            then = None if before is None else before[measure] - sum(before[name] for name in less)
-            lines.append(_row(label, now, then))
+        rule = "|---|---:|---:|---:|" if before is not None else "|---|---:|"
+        lines += ["", f"{MEASURES[reset][0]}, by phase:", "", head, rule]
+        for label, measure, less in counted:
+            phase_now = now[measure] - sum(now[name] for name in less)
+            if before is not None and {measure, *less} <= before.keys():
+                phase_then = {label: before[measure] - sum(before[name] for name in less)}
+            else:
+                phase_then = {} if before is not None else None
+            lines.append(_row(label, phase_now, phase_then, label))
     return lines
+
+
+def _read_counts(
+    parser: argparse.ArgumentParser, files: str, names: list[str], needed: bool
+) -> dict[str, float]:
+    """The "now" counts of the named measures from earlier runs' instructions.json files
+    (each run counted some measures); every one when ``needed``, else those counted."""
+    counted: dict[str, float] = {}
+    for file in files.split(","):
+        counted.update(json.loads(Path(file).read_text())["now"])
+    missing = [name for name in names if name not in counted]
+    if needed and missing:
+        parser.error(f"{files} has no count of {', '.join(missing)}")
+    return {name: counted[name] for name in names if name in counted}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -439,7 +470,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--before", default=None, help="a Python whose batchgate_gym is an earlier checkout")
     parser.add_argument(
-        "--before-counts", default=None, help="instructions.json of an earlier run: its now is the before"
+        "--before-counts",
+        default=None,
+        help="instructions.json files of earlier runs (comma-separated): their now is the before",
+    )
+    parser.add_argument(
+        "--now-counts",
+        default=None,
+        help="instructions.json files of earlier runs (comma-separated): their now, not counted again",
     )
     parser.add_argument("--jobs", type=int, default=1, help="callgrind runs at a time (counts do not move)")
     parser.add_argument("--out", default=None, help="write instructions.json and instructions.md here")
@@ -455,18 +493,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in names if name not in MEASURES]
     if unknown:
         parser.error(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
-    if shutil.which("valgrind") is None:
-        parser.error("valgrind is not installed (Debian: apt-get install valgrind)")
     if args.before and args.before_counts:
         parser.error("give --before or --before-counts, not both")
-    pythons = {"now": sys.executable, **({"before": args.before} if args.before else {})}
-    result: dict[str, Any] = per_unit(pythons, names, args.jobs)
+    if args.now_counts:
+        result: dict[str, Any] = {"now": _read_counts(parser, args.now_counts, names, needed=True)}
+    else:
+        if shutil.which("valgrind") is None:
+            parser.error("valgrind is not installed (Debian: apt-get install valgrind)")
+        pythons = {"now": sys.executable, **({"before": args.before} if args.before else {})}
+        result = per_unit(pythons, names, args.jobs)
     if args.before_counts:
-        earlier = json.loads(Path(args.before_counts).read_text())["now"]
-        missing = [name for name in names if name not in earlier]
-        if missing:
-            parser.error(f"{args.before_counts} has no count of {', '.join(missing)}")
-        result["before"] = {name: earlier[name] for name in names}
+        result["before"] = _read_counts(parser, args.before_counts, names, needed=False)
     table = markdown(result)
     if args.out:
         out = Path(args.out)
