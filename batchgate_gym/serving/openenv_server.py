@@ -128,6 +128,13 @@ class DeskEnvironment(Environment[DeskAction, DeskObservation, DeskState]):
     """One OpenEnv session: a :class:`SessionEpisode` of the server's desk."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
+    # Every session's calls run on one worker thread the server shares, not on a thread of
+    # the session's own (OpenEnv's default): a step holds the interpreter lock throughout
+    # anyway, so a thread per session buys no concurrency and costs each live session its
+    # stack, a malloc arena's share and the desk's per-thread caches, plus a hand-off
+    # between threads on every call. One thread also keeps every world on the thread that
+    # built it.
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
 
     def __init__(self, catalog: DeskCatalog) -> None:
         super().__init__()

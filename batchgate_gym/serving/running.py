@@ -43,7 +43,12 @@ def serve(app: Any, port: int, announce: Callable[[int], None]) -> None:
     except OSError as exc:
         sock.close()
         raise ValueError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    # No per-message deflate on WebSockets: its zlib state costs each live session about as much
+    # memory as the session's own world, and compressing every step costs CPU that a
+    # server on loopback or a local network gets nothing back for.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5, ws_per_message_deflate=False
+    )
     Announcing(config).run(sockets=[sock])
 
 

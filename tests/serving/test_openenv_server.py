@@ -11,6 +11,7 @@ malformed messages, guessed session ids, the session cap and the idle timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import urllib.request
 import uuid
@@ -137,6 +138,36 @@ def test_many_concurrent_sessions_score_as_in_process(servers: dict[str, Served]
     played = asyncio.run(everyone())
     assert all(same_as_report("gate", rows[episode["case_id"]], episode) for episode in played)
     assert servers["gate"].wait_for_live(0, within=20)["live"] == 0  # every world released
+
+
+def server_threads(served: Served) -> int:
+    with open(f"/proc/{served.process.pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+
+
+def test_live_sessions_share_one_thread_and_no_message_is_compressed(servers: dict[str, Served]) -> None:
+    """What keeps a live session small: no thread of its own, no zlib state for per-message
+    deflate (a client that offers it is answered without it)."""
+
+    async def hold(count: int) -> tuple[int, list[str | None]]:
+        async with contextlib.AsyncExitStack() as stack:
+            sockets = [
+                await stack.enter_async_context(
+                    websockets.connect(ws_url(servers["gate"]), compression="deflate")
+                )
+                for _ in range(count)
+            ]
+            for n, ws in enumerate(sockets):
+                assert (await exchange(ws, {"type": "reset", "data": {"seed": n}}))["type"] == "observation"
+            return server_threads(servers["gate"]), [
+                ws.response.headers.get("Sec-WebSocket-Extensions") for ws in sockets
+            ]
+
+    asyncio.run(hold(1))  # the shared worker started
+    before = server_threads(servers["gate"])
+    during, extensions = asyncio.run(hold(12))
+    assert during - before <= 2  # a thread per session would add twelve
+    assert extensions == [None] * 12
 
 
 # --- faults ------------------------------------------------------------------------------------------------
