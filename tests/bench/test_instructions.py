@@ -11,7 +11,21 @@ from benchmark_scripts import load_script
 
 
 @pytest.mark.parametrize(
-    "workload", ["careful", "gate_reset", "refund_reset", "cold_file", "gate_macro", "refund_macro"]
+    "workload",
+    [
+        "careful",
+        "gate_reset",
+        "refund_reset",
+        "cold_file",
+        "gate_macro",
+        "refund_macro",
+        "gate_generate",
+        "gate_check",
+        "gate_build",
+        "gate_first_episode",
+        "refund_generate",
+        "refund_check",
+    ],
 )
 def test_every_workload_runs_with_a_unit_and_with_none(workload: str) -> None:
     script = load_script("instructions")
@@ -25,6 +39,34 @@ def test_the_table_gives_before_now_and_the_change() -> None:
     table = script.markdown({"now": {"careful": 900.0}, "before": {"careful": 1000.0}})
     assert "| careful episode, eval split, warm (text interface, graded) | 1,000 | 900 | -10.0% |" in table
     assert "before" not in script.markdown({"now": {"careful": 900.0}})
+
+
+@pytest.mark.slow
+def test_the_text_calls_replay_the_macro_moves_on_the_same_cases() -> None:
+    # The replay raises if a reset of the bare text env draws another case than the macro env's.
+    assert load_script("instructions").main(["--workload", "refund_text_call", "--count", "1"]) == 0
+
+
+def test_a_phase_is_the_difference_of_its_measures_and_each_macro_stands_beside_its_text_call() -> None:
+    script = load_script("instructions")
+    now = {"gate_generate": 100.0, "gate_check": 130.0, "gate_build": 400.0, "gate_reset": 500.0}
+    before = {**now, "gate_build": 460.0, "gate_reset": 560.0}
+    table = script.markdown({"now": {**now, "gate_macro": 90.0, "gate_text_call": 100.0}, "before": before})
+    assert "| generate | 100 | 100 | +0.0% |" in table
+    assert "| build (the SQLite image) | 330 | 270 | -18.2% |" in table
+    assert "| reset (restore, log, task) | 100 | 100 | +0.0% |" in table
+    assert "first compile" not in table  # its measures were not counted
+    assert "| gate | 90 | 100 | 0.90x |" in table
+    assert (
+        "| BadBatchGateMacro-v0 step, random masked moves, eval split, warm | not counted | 90 |  |" in table
+    )
+
+
+def test_the_runs_with_no_units_are_shared_only_by_measures_of_one_set_up() -> None:
+    script = load_script("instructions")
+    for name, set_up in script.SHARED_SET_UP.items():
+        sharing = [other for other, key in script.SHARED_SET_UP.items() if key == set_up]
+        assert len(sharing) >= 2 and name in script.MEASURES
 
 
 @pytest.mark.parametrize(
@@ -47,5 +89,7 @@ def test_an_incomplete_or_unknown_request_is_refused(argv: list[str]) -> None:
 def test_a_reset_counts_about_the_same_instructions_every_time() -> None:
     # Not exactly: a new process lays out its sets, dicts and identity-keyed caches anew.
     script = load_script("instructions")
-    first, second = (script.per_unit(sys.executable, "refund_reset") for _ in range(2))
+    first, second = (
+        script.per_unit({"now": sys.executable}, ["refund_reset"])["now"]["refund_reset"] for _ in range(2)
+    )
     assert first > 0 and abs(first - second) / first < 0.15
