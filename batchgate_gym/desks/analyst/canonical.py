@@ -10,11 +10,13 @@ place, so two processes building the same dataset never see half a copy.
 * ``lake/``: the agent's Parquet copy (same logical rows, separate files);
 * ``files/``: raw files, ``orders``, ``order_items`` and ``payments`` as CSV, the
   rest as newline-delimited JSON;
-* ``duckdb/store.duckdb``: a DuckDB database holding the tables.
+* ``duckdb/store.duckdb``: a DuckDB database holding the tables;
+* ``sqlite/store.sqlite``: a SQLite database file holding the tables (TPC-H's only:
+  a marketplace dataset is small enough to serve as an image in memory).
 
 A TPC-H dataset (level 7) is written by its generator (:mod:`.tpch`): the
 canonical and lake Parquet and the raw CSV files (every table) come from it, the
-DuckDB database and the SQLite image from its typed tables.
+DuckDB database and the SQLite file from its typed tables.
 """
 
 from __future__ import annotations
@@ -31,11 +33,15 @@ from typing import Any
 
 import polars as pl
 
+from batchgate_gym.kernel import sqlite_image
+
 from . import tpch
 from .market import TABLES, DataSpec, generate
 
 CSV_TABLES = ("orders", "order_items", "payments")
-KINDS = ("canonical", "lake", "files", "duckdb")
+KINDS = ("canonical", "lake", "files", "duckdb", "sqlite")
+INSERT_ROWS = 200_000  # rows handed to a database at a time: bounded Python rows at TPC-H's scale
+SQLITE_TYPES = {pl.String: "TEXT", pl.Int64: "INTEGER", pl.Float64: "REAL", pl.Date: "TEXT"}
 
 
 def table_names(spec: DataSpec) -> tuple[str, ...]:
@@ -83,7 +89,7 @@ def _writer(spec: DataSpec, kind: str) -> Callable[[Path], None]:
         return functools.partial(tpch.generate, spec.tpch, "parquet")
     if kind == "files":
         return functools.partial(tpch.generate, spec.tpch, "csv")
-    return functools.partial(_write_duckdb, tables_of(spec), tpch.TPCH_TABLES, ())
+    return functools.partial(_WRITERS[kind], tables_of(spec), tpch.TPCH_TABLES, ())
 
 
 def _build_atomically(target: Path, write: Callable[[Path], None]) -> None:
@@ -146,11 +152,43 @@ def _write_duckdb(
         con.close()
 
 
+def fill_sqlite(conn: Any, tables: dict[str, pl.DataFrame], names: tuple[str, ...]) -> None:
+    """Create and fill ``names`` in the SQLite connection, in one transaction; dates as
+    ``YYYY-MM-DD`` text. A TPC-H table's single-column key is its ``INTEGER PRIMARY KEY``
+    (the row id), so a join on it is a lookup, as in the benchmark's own schema."""
+    with sqlite_image.transaction(conn):
+        for name in names:
+            frame = tables[name]
+            key = tpch.ROW_KEYS.get(name)  # a marketplace table has no such column
+            cols = [
+                f"{c} {SQLITE_TYPES[t.base_type()]}{' PRIMARY KEY' if c == key else ''}"
+                for c, t in frame.schema.items()
+            ]
+            conn.execute(f"CREATE TABLE {name} ({', '.join(cols)})")
+            insert = f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})"
+            for part in frame.iter_slices(INSERT_ROWS):
+                conn.executemany(insert, part.with_columns(pl.col(pl.Date).dt.strftime("%Y-%m-%d")).rows())
+
+
+def _write_sqlite(
+    tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
+) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(str(into / "store.sqlite"), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")  # a new file, renamed into place once whole
+        fill_sqlite(conn, tables, names)
+    finally:
+        conn.close()
+
+
 _WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], tuple[str, ...], Path], None]] = {
     "canonical": _write_parquet,
     "lake": _write_parquet,
     "files": _write_files,
     "duckdb": _write_duckdb,
+    "sqlite": _write_sqlite,
 }
 
 
@@ -173,6 +211,7 @@ __all__ = [
     "canonical_tables",
     "csv_tables",
     "dataset_dir",
+    "fill_sqlite",
     "table_names",
     "tables_of",
 ]

@@ -50,11 +50,22 @@ from batchgate_gym.kernel.infra import InfraFailure
 from .canonical import dataset_dir, table_names
 from .function_lists import CHDB, chdb_aggregate
 from .market import DataSpec
-from .stores import MAX_ROWS, StoreFailure, StoreRefused, StoreResult, first_line, query_text, shaped_result
+from .stores import (
+    MAX_ROWS,
+    StoreFailure,
+    StoreRefused,
+    StoreResult,
+    budget_scale,
+    first_line,
+    query_text,
+    shaped_result,
+)
 
 EXTRA = "analyst-chdb"
-CHDB_SECONDS = 60.0  # wall clock: a safety net only (an infrastructure error when it fires)
-CHDB_MEMORY_BYTES = 128 * 1024 * 1024
+CHDB_SECONDS = (
+    60.0  # wall clock: a safety net only (an infrastructure error when it fires), times budget_scale
+)
+CHDB_MEMORY_BYTES = 128 * 1024 * 1024  # one query's, times budget_scale (a TPC-H join grows with it)
 CHDB_ROWS_READ = 20_000_000  # rows read from tables, and rows held by one join, sort, grouping or set
 # The aggregate function combinators (``If``, ``State`` ...), read from the engine once.
 _COMBINATORS: list[frozenset[str]] = []
@@ -120,10 +131,10 @@ def _load(chdb: Any, spec: DataSpec) -> str:
     return db
 
 
-def _limits(seconds: float) -> tuple[str, ...]:
+def _limits(seconds: float, memory: int) -> tuple[str, ...]:
     return (
         "max_threads = 1",
-        f"max_memory_usage = {CHDB_MEMORY_BYTES}",
+        f"max_memory_usage = {memory}",
         f"max_execution_time = {seconds:g}",
         "timeout_overflow_mode = 'throw'",
         f"max_rows_to_read = {CHDB_ROWS_READ}",
@@ -158,7 +169,8 @@ class ChdbStore:
 
     def __init__(self, spec: DataSpec, seconds: float | None = None) -> None:
         self._chdb = chdb_module()
-        self.seconds = CHDB_SECONDS if seconds is None else seconds
+        self.seconds = CHDB_SECONDS * budget_scale(spec) if seconds is None else seconds
+        self.memory = int(CHDB_MEMORY_BYTES * budget_scale(spec))
         try:
             self.db = _load(self._chdb, spec)
             with _LOAD_LOCK:
@@ -175,7 +187,7 @@ class ChdbStore:
     def _connect(self) -> Any:
         con = self._chdb.connect(":memory:")
         con.query(f"USE {self.db}")
-        for setting in _limits(self.seconds):
+        for setting in _limits(self.seconds, self.memory):
             con.query(f"SET {setting}")
         return con
 
@@ -280,7 +292,7 @@ class ChdbStore:
         if "TOO_MANY_ROWS" in text or "SET_SIZE_LIMIT_EXCEEDED" in text:
             return StoreRefused(f"stopped: over the store's limit of {CHDB_ROWS_READ:,} rows ({text[:160]})")
         if "MEMORY_LIMIT_EXCEEDED" in text:
-            return StoreRefused(f"stopped: over the {CHDB_MEMORY_BYTES // 2**20} MB memory budget")
+            return StoreRefused(f"stopped: over the {self.memory // 2**20} MB memory budget")
         if f"Database {self.db} does not exist" in text:  # dropped under a store still open
             return StoreFailure(f"chdb store failed: {text}")
         if "LOGICAL_ERROR" in text or "CANNOT_OPEN_FILE" in text or "FILE_DOESNT_EXIST" in text:

@@ -40,19 +40,19 @@ from batchgate_gym.kernel.infra import Clocks, InfraFailure
 from batchgate_gym.kernel.sqlguard import ActionBudget
 
 from . import postgres_server
-from .canonical import table_names, tables_of
+from .canonical import INSERT_ROWS, table_names, tables_of
 from .market import DataSpec
 from .postgres_functions import POSTGRES
 from .stores import (
     DUCK_ACTION_CPU_SECONDS,
     DUCK_CPU_SECONDS,
-    INSERT_ROWS,
     MAX_ROWS,
     SAFETY_NET_SECONDS,
     StoreFailure,
     StoreRefused,
     StoreResult,
     Watchdog,
+    budget_scale,
     first_line,
     query_text,
     shaped_result,
@@ -182,7 +182,9 @@ class PostgresStore:
     def __init__(
         self, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
-        self.seconds = DUCK_CPU_SECONDS if seconds is None else seconds
+        scale = budget_scale(spec)
+        self.seconds = DUCK_CPU_SECONDS * scale if seconds is None else seconds
+        self.safety_net = SAFETY_NET_SECONDS * scale
         self.action = ActionBudget(
             self.seconds, DUCK_ACTION_CPU_SECONDS * self.seconds / DUCK_CPU_SECONDS, "{:g} s of CPU"
         )
@@ -191,6 +193,9 @@ class PostgresStore:
             self._psycopg = postgres_server.psycopg_module()
             database, self._tables = _load(spec, visible)
             self.con = self._psycopg.connect(postgres_server.server().url(database, reader=True))
+            # the server's safety net, as far above this dataset's budget as the role's is above the default
+            self.con.execute(f"SET statement_timeout = {int(self.safety_net * 1000)}")
+            self.con.commit()
             self.con.read_only = True
             self._clock = _BackendClock(self.con.info.backend_pid)
         except Exception as exc:
@@ -227,7 +232,7 @@ class PostgresStore:
         allowance = self.action.allowance()
         if allowance is None:
             raise StoreRefused(self.action.used_up())
-        watch = _BackendWatchdog(self.con.cancel_safe, allowance, SAFETY_NET_SECONDS + 5, self._clock)
+        watch = _BackendWatchdog(self.con.cancel_safe, allowance, self.safety_net + 5, self._clock)
         try:
             with watch, self.con.transaction():
                 tables = self._tables_read(sql, named)
@@ -301,7 +306,7 @@ class PostgresStore:
                     )
                 return StoreRefused(f"interrupted: over the {self.seconds:g} s CPU budget of one query")
             return InfraFailure(
-                f"postgres store: the query ran past the {SAFETY_NET_SECONDS:g} s safety limit, which no "
+                f"postgres store: the query ran past the {self.safety_net:g} s safety limit, which no "
                 "query within its CPU budget reaches on a healthy machine"
             )
         if isinstance(exc, errors.ConfigurationLimitExceeded):

@@ -12,7 +12,8 @@ evidence a grader re-runs, live or in a replay, gives what the agent saw:
 * the work budget is counted: SQLite's VM steps; for the DuckDB stores, which
   count nothing else, the CPU time of the query's own thread (the store runs one
   thread, a paused process spends none, a contended one about the same); the
-  queries of one action share a budget too (``begin_action``). A wall-clock limit
+  queries of one action share a budget too (``begin_action``); a TPC-H dataset
+  above SF 0.1 gets budgets as many times larger (:func:`budget_scale`). A wall-clock limit
   far above any honest query is only a safety net: when it fires the store raises
   :class:`~batchgate_gym.kernel.infra.InfraFailure` and the episode ends as an
   infrastructure error;
@@ -21,7 +22,8 @@ evidence a grader re-runs, live or in a replay, gives what the agent saw:
   samples are refused.
 
 * ``sqlite``: the kernel's guarded SQLite (:class:`~batchgate_gym.kernel.sqlguard.SqlGuard`:
-  authorizer, VM-step and memory budgets, clock-free), one in-memory copy per episode;
+  authorizer, VM-step and memory budgets, clock-free), one in-memory copy per episode
+  (TPC-H's database file on disk, opened read-only);
 * ``duckdb``: the dataset's DuckDB database file opened ``read_only``;
 * ``lake``: the Parquet copy, as views in an in-memory DuckDB;
 * ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB;
@@ -52,6 +54,7 @@ import decimal
 import functools
 import json
 import math
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -74,7 +77,7 @@ from batchgate_gym.kernel.sqlguard import (
 )
 from batchgate_gym.kernel.sqlshape import MAX_INLINED_TOKENS, too_large
 
-from .canonical import csv_tables, dataset_dir, quiet, table_names, tables_of
+from .canonical import csv_tables, dataset_dir, fill_sqlite, quiet, table_names, tables_of
 from .function_lists import DUCKDB
 from .market import DataSpec
 
@@ -87,7 +90,6 @@ MAX_ROWS = 50
 MAX_CELL_CHARS = 200
 MAX_COLUMNS = 64
 MAX_QUERY_CHARS = 20_000
-INSERT_ROWS = 200_000
 DUCK_CPU_SECONDS = 2.0  # CPU time of one query's thread: the DuckDB stores' work budget
 DUCK_ACTION_CPU_SECONDS = 6.0  # ... and of every query of one action together
 DUCK_MEMORY = "128MB"
@@ -101,6 +103,45 @@ SQLITE_BUDGET = SqlBudget(
     max_cpu_seconds=2.0,
     max_action_cpu_seconds=6.0,
 )
+# TPC-H up to this scale factor runs under the budgets above; a larger dataset's queries
+# get budgets as many times larger as its scale factor is (SF 1: ten times).
+BUDGET_SF = 0.1
+
+
+def budget_scale(spec: DataSpec) -> float:
+    """How many times the default budgets one query over ``spec``'s dataset gets.
+
+    An honest query's work grows with the rows it reads, so its budget grows with the
+    dataset: 1 for the marketplace and for TPC-H up to :data:`BUDGET_SF`, the scale
+    factor over :data:`BUDGET_SF` above it. A function of the dataset alone, so a query
+    and its re-run by the grader (on the dataset or a copy at the same scale) are held
+    to the same budget; the wall-clock safety net grows with it, so that it stays far
+    above any query within budget.
+    """
+    if spec.tpch is None:
+        return 1.0
+    return max(1.0, spec.tpch / BUDGET_SF)
+
+
+def sqlite_budget(spec: DataSpec, seconds: float | None = None) -> SqlBudget:
+    """The SQLite store's budget over ``spec``: every counted limit and the safety net times
+    :func:`budget_scale`; ``seconds``, if given, is one query's CPU budget (three for an action)."""
+    scale = budget_scale(spec)
+    base = SQLITE_BUDGET
+    budget = dataclasses.replace(
+        base,
+        max_steps=int(base.max_steps * scale),
+        max_action_steps=int(base.max_action_steps * scale),
+        max_seconds=base.max_seconds * scale,
+        max_cpu_seconds=base.max_cpu_seconds * scale,
+        max_action_cpu_seconds=base.max_action_cpu_seconds * scale,
+        max_memory_bytes=int(base.max_memory_bytes * scale),
+    )
+    if seconds is None:
+        return budget
+    return dataclasses.replace(budget, max_cpu_seconds=seconds, max_action_cpu_seconds=3 * seconds)
+
+
 # DuckDB functions that read the clock, the session or a random source: a result must
 # depend on the data alone, so that evidence re-run later gives what the agent saw.
 CLOCK_AND_CHANCE = frozenset(
@@ -197,7 +238,6 @@ def plain_cell(value: Any) -> Any:
     return str(value)[:MAX_CELL_CHARS]
 
 
-_SQLITE_TYPES = {pl.String: "TEXT", pl.Int64: "INTEGER", pl.Float64: "REAL", pl.Date: "TEXT"}
 _DUCK_TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Date: "DATE"}
 
 
@@ -237,23 +277,30 @@ def shaped_result(names: list[str], fetched: list[Any], tables: tuple[str, ...])
 @functools.lru_cache(maxsize=16)
 def sqlite_image_of(spec: DataSpec, visible: tuple[str, ...] | None = None) -> bytes:
     """The dataset's ``visible`` tables (all by default) as a serialized SQLite database, built once per process."""
-    tables = tables_of(spec)
-    visible = table_names(spec) if visible is None else visible
     conn = sqlite_image.open_connection()
     try:
-        with sqlite_image.transaction(conn):
-            for name in visible:
-                frame = tables[name]
-                cols = _columns(frame, _SQLITE_TYPES)
-                conn.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t in cols)})")
-                insert = f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})"
-                for part in frame.iter_slices(INSERT_ROWS):  # bounded Python rows at TPC-H's scale
-                    conn.executemany(
-                        insert, part.with_columns(pl.col(pl.Date).dt.strftime("%Y-%m-%d")).rows()
-                    )
+        fill_sqlite(conn, tables_of(spec), table_names(spec) if visible is None else visible)
         return conn.serialize()
     finally:
         conn.close()
+
+
+def sqlite_connection(spec: DataSpec, visible: tuple[str, ...] | None) -> sqlite3.Connection:
+    """A connection to the dataset for one store: TPC-H's database file opened read-only (at
+    SF 1 it is a gigabyte, over SQLite's heap limit as an image), else a copy of its image."""
+    if spec.tpch is None:
+        return sqlite_image.connection_from(sqlite_image_of(spec, visible))
+    if visible not in (None, table_names(spec)):
+        raise ValueError("a TPC-H sqlite store serves every table of its dataset")
+    path = dataset_dir(spec, "sqlite") / "store.sqlite"
+    # immutable: the file never changes once renamed into place, so no lock and no journal
+    return sqlite3.connect(
+        f"{path.as_uri()}?mode=ro&immutable=1",
+        uri=True,
+        isolation_level=None,
+        cached_statements=0,
+        check_same_thread=False,
+    )
 
 
 class SqliteStore:
@@ -264,12 +311,9 @@ class SqliteStore:
     def __init__(
         self, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
-        budget = SQLITE_BUDGET
-        if seconds is not None:  # one query's CPU budget, and three queries' for an action
-            budget = dataclasses.replace(budget, max_cpu_seconds=seconds, max_action_cpu_seconds=3 * seconds)
         try:
-            conn = sqlite_image.connection_from(sqlite_image_of(spec, visible))
-            self.guard = SqlGuard(conn, budget, deterministic=True)
+            conn = sqlite_connection(spec, visible)
+            self.guard = SqlGuard(conn, sqlite_budget(spec, seconds), deterministic=True)
         except Exception as exc:
             raise StoreFailure(f"sqlite store could not start: {type(exc).__name__}") from None
 
@@ -376,7 +420,9 @@ class DuckStore:
     ) -> None:
         import duckdb
 
-        self.seconds = DUCK_CPU_SECONDS if seconds is None else seconds
+        scale = budget_scale(spec)
+        self.seconds = DUCK_CPU_SECONDS * scale if seconds is None else seconds
+        self.safety_net = SAFETY_NET_SECONDS * scale
         # the queries of one action share the CPU of three queries, whatever one query's budget
         self.action = ActionBudget(
             self.seconds, DUCK_ACTION_CPU_SECONDS * self.seconds / DUCK_CPU_SECONDS, "{:g} s of CPU"
@@ -442,7 +488,7 @@ class DuckStore:
         if allowance is None:
             raise StoreRefused(self.action.used_up())
         tables = self._tables_read(sql, named)
-        watch = Watchdog(self.con.interrupt, allowance, SAFETY_NET_SECONDS)
+        watch = Watchdog(self.con.interrupt, allowance, self.safety_net)
         try:
             with watch:
                 cursor = self.con.execute(sql)
@@ -557,7 +603,7 @@ class DuckStore:
         if isinstance(exc, duckdb.InterruptException):
             if watch is not None and watch.stopped_by == "clock":
                 return InfraFailure(
-                    f"{self.name} store: the query ran past the {SAFETY_NET_SECONDS:g} s safety limit, "
+                    f"{self.name} store: the query ran past the {self.safety_net:g} s safety limit, "
                     "which no query within its CPU budget reaches on a healthy machine"
                 )
             if watch is not None and watch.limit < self.seconds:

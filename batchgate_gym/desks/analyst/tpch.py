@@ -21,6 +21,16 @@ import numpy as np
 import polars as pl
 
 TPCH_TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
+# Each table's single-column key (lineitem and partsupp have two-column keys, so none):
+# unique, and the column the benchmark's joins look rows up by.
+ROW_KEYS = {
+    "region": "r_regionkey",
+    "nation": "n_nationkey",
+    "supplier": "s_suppkey",
+    "customer": "c_custkey",
+    "part": "p_partkey",
+    "orders": "o_orderkey",
+}
 MIN_SF, MAX_SF = 0.001, 10.0
 DEFAULT_SF = 0.01
 GENERATOR = "tpchgen-cli"
@@ -86,6 +96,7 @@ __all__ = [
     "DEFAULT_SF",
     "MAX_SF",
     "MIN_SF",
+    "ROW_KEYS",
     "TPCH_TABLES",
     "GeneratorMissing",
     "check_sf",
