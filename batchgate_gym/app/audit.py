@@ -103,13 +103,21 @@ class Audit:
     sources: dict[str, Played]
     ablations: list[str]
     attackers: list[str]
+    graded: dict[frozenset[str], dict[str, dict[str, list[Fraction]]]] = field(
+        default_factory=dict, repr=False
+    )
+    """Rewards already graded, by the grader checks off when they were (each table asks again)."""
 
     def rewards(self) -> dict[str, dict[str, list[Fraction]]]:
         """source -> policy -> per-case rewards, under the grader checks on now."""
-        return {
-            s: {p: played.rewards(self.audit, p) for p in played.captured}
-            for s, played in self.sources.items()
-        }
+        grader = self.audit.grader
+        off = frozenset(name for name in grader.names if not grader.on(name))
+        if off not in self.graded:
+            self.graded[off] = {
+                s: {p: played.rewards(self.audit, p) for p in played.captured}
+                for s, played in self.sources.items()
+            }
+        return self.graded[off]
 
     def mutated(self) -> Iterator[tuple[str, dict[str, dict[str, list[Fraction]]]]]:
         """Each grader check, and every reward with that check switched off."""

@@ -1,12 +1,13 @@
 """``batchgate audit`` on every desk that has one (the gate; the refund desk, with and without
-recovery): every check of careful's decides holdout cases, every ablation loses them, every
-named attacker stays 0.05 below careful there, and every grader check, switched off, lets
-a named attacker or an ablation gain."""
+recovery; the analyst desk, on holdout alone): every check of careful's decides holdout cases,
+every ablation loses them, every named attacker stays 0.05 below careful there, and every
+grader check, switched off, lets a named attacker or an ablation gain."""
 
 from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from dataclasses import replace
 from fractions import Fraction
 
@@ -24,19 +25,32 @@ from batchgate_gym.app.audit import (
     run_audit,
 )
 from batchgate_gym.app.cli import main
+from batchgate_gym.desks import registry
+from batchgate_gym.desks.analyst.grader import CHECKS as ANALYST_GRADER
+from batchgate_gym.desks.analyst.questions import LEVELS
+from batchgate_gym.desks.analyst.stores import STORES
 from batchgate_gym.desks.gate.grader import CHECKS
 from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
+from batchgate_gym.policies.analyst.reference import CAREFUL_CHECKS as ANALYST_CHECKS
 from batchgate_gym.policies.gate.audit import SIGNUP_AND_LABELS
 from batchgate_gym.policies.gate.reference import CAREFUL_CHECKS
 
 SEEDS = 20
 MARGIN = 0.05
-DESKS = {"gate": ("gate", {}), "refund": ("refund", {}), "refund-recovery": ("refund", {"recovery": True})}
+DESKS = {
+    "gate": ("gate", {}),
+    "refund": ("refund", {}),
+    "refund-recovery": ("refund", {"recovery": True}),
+    "analyst": ("analyst", {}),
+}
+HOLDOUT_ALONE = {"analyst"}  # its episodes re-run queries on real stores: holdout alone, about 40 s
 
 
 @functools.cache
 def played(key: str) -> Audit:
     desk, options = DESKS[key]
+    if key in HOLDOUT_ALONE:
+        return run_audit(desk, 0, options, splits=("holdout",))
     return run_audit(desk, SEEDS, options)
 
 
@@ -87,10 +101,12 @@ def test_four_checks_eval_never_needs_tie_careful_there_and_lose_on_holdout(audi
     assert by["holdout"][0] < 1 and len(by["holdout"][1]) >= 2
 
 
-def test_a_check_the_grader_never_consults_moves_no_table(audit: Audit) -> None:
+def test_a_check_the_grader_never_consults_moves_no_table(any_audit: Audit) -> None:
     """What the mutation test catches: a check named but removed from the grader (or never there)."""
-    dead = GraderChecks("gate", {**CHECKS.meanings, "dead": "consulted nowhere"})
-    weaker = Audit(replace(audit.audit, grader=dead), audit.sources, audit.ablations, audit.attackers)
+    dead = GraderChecks(any_audit.audit.grader.desk, {"dead": "consulted nowhere"})
+    weaker = Audit(
+        replace(any_audit.audit, grader=dead), any_audit.sources, any_audit.ablations, any_audit.attackers
+    )
     assert mutations(weaker)["dead"] == {}
 
 
@@ -111,8 +127,8 @@ def test_careful_is_perfect_everywhere_the_audit_plays(audit: Audit) -> None:
 
 def test_only_desks_with_an_audit_are_audited() -> None:
     assert desk_audit("gate").careful_checks == CAREFUL_CHECKS
-    with pytest.raises(ValueError, match="covers the gate, refund"):
-        desk_audit("analyst")
+    with pytest.raises(ValueError, match="covers the gate, refund, analyst desk so far, not 'nope'"):
+        desk_audit("nope")
 
 
 @pytest.mark.slow  # plays the two splits again, through the command
@@ -123,3 +139,34 @@ def test_the_command_prints_the_three_tables_as_json(capsys: pytest.CaptureFixtu
     assert (
         printed["census"]["split"] == "eval" and printed["census"]["checks"]["currency__wrong_currency"] == []
     )
+
+
+# -- the analyst desk ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def analyst() -> Audit:
+    return played("analyst")
+
+
+def test_the_analyst_ablations_are_careful_without_each_check_and_careful_is_perfect(analyst: Audit) -> None:
+    assert set(ablations(analyst)) == {ablation_name((c,)) for c in ANALYST_CHECKS}
+    assert mean(analyst.rewards()["holdout"][TARGET]) == 1
+
+
+def test_analyst_holdout_has_every_level_and_default_store_each_decided_twice(analyst: Audit) -> None:
+    cases = {case.case_id: case for case in registry.get("analyst").fixed_cases(None, "holdout")}
+    decided = {case_id for ids in census(analyst, "holdout").values() for case_id in ids}
+    by_level = Counter(cases[c].level for c in decided)
+    by_store = Counter(store for c in decided for store in cases[c].stores)
+    assert {level: by_level[level] >= 2 for level in LEVELS} == dict.fromkeys(LEVELS, True)
+    assert {store: by_store[store] >= 2 for store in STORES} == dict.fromkeys(STORES, True)
+
+
+def test_analyst_evidence_that_leaves_the_catalog_uncited_is_caught_by_one_check_alone(
+    analyst: Audit,
+) -> None:
+    holdout = analyst.rewards()["holdout"]
+    assert mean(holdout["uncited-catalog"]) < mean(holdout[TARGET])
+    with checks_off(ANALYST_GRADER, "evidence-reads-dependencies"):
+        assert analyst.rewards()["holdout"]["uncited-catalog"] == holdout[TARGET]
