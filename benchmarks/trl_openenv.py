@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from batchgate_gym.envs.gate.trl import GateToolEnv
 from batchgate_gym.llm.testing import tiny_model, tiny_tokenizer
-from batchgate_gym.llm.trl_env import GateToolEnv, episode_rows
+from batchgate_gym.llm.trl_env import episode_rows, keep_trained_rewards
 from batchgate_gym.serving.processes import started
 from batchgate_gym.serving.remote import RemoteDeskEnv, remote_environment_factory
 
@@ -108,15 +109,7 @@ def train(base_url: str, output_dir: str) -> tuple[Any, list[list[float]]]:
         processing_class=tokenizer,
         environment_factory=remote_environment_factory("gate", base_url),
     )
-    seen: list[list[float]] = []
-    calculate = trainer._calculate_rewards
-
-    def recording(*args: Any, **kw: Any) -> Any:
-        rewards = calculate(*args, **kw)
-        seen.append([float(value) for value in rewards[:, -1].tolist()])
-        return rewards
-
-    trainer._calculate_rewards = recording
+    seen = keep_trained_rewards(trainer)
     trainer.train()
     return trainer, seen
 

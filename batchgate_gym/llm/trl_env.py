@@ -263,6 +263,23 @@ def episode_rows(
     return rows
 
 
+def keep_trained_rewards(trainer: Any) -> list[list[float]]:
+    """Keep every reward a TRL ``GRPOTrainer`` computes: the list it returns gains, at each
+    step, the rewards of that step's rollouts (the last reward column: with
+    ``environment_factory``, what each environment's ``get_reward()`` paid), so a run can
+    hold them to the desk's score of the same calls."""
+    kept: list[list[float]] = []
+    calculate = trainer._calculate_rewards
+
+    def keeping(*args: Any, **kwargs: Any) -> Any:
+        rewards = calculate(*args, **kwargs)
+        kept.append([float(value) for value in rewards[:, -1].tolist()])
+        return rewards
+
+    trainer._calculate_rewards = keeping
+    return kept
+
+
 __all__ = [
     "NOT_TOOLS",
     "RETURNS",
@@ -272,6 +289,7 @@ __all__ = [
     "desk_tools",
     "environment_factory",
     "episode_rows",
+    "keep_trained_rewards",
     "tool_env_class",
     "trl_desks",
 ]

@@ -1,0 +1,704 @@
+"""GRPO on a desk's text interface: a small language model, built here, learns from the desk's reward.
+
+``python benchmarks/grpo_text.py --desk refund --out benchmarks/results/grpo_text/refund``
+
+1. **Transcripts.** A mix of the desk's scripted policies (on the refund desk
+   ``careful``, ``naive`` and ``careful-without-history``, in equal parts) plays
+   procedural cases through the desk's TRL environment
+   (:mod:`batchgate_gym.llm.trl_env`), one tool call a message; each episode is a chat
+   in TRL's shape (the reset observation as the user message, every call an assistant
+   message, every observation a tool message), rendered by the Qwen 2.5 chat template
+   TRL parses.
+2. **Tokenizer and model.** A byte-level BPE tokenizer is trained on those transcripts,
+   digits one token each and spaces not a boundary (the brief and the JSON around the
+   values merge into long tokens; an order's digits stay digits, to be copied); the model
+   is a ``transformers`` Llama of a few million parameters, seeded, on the CPU.
+3. **Supervised start.** The model is fitted to the transcripts (loss on the assistant's
+   tokens only): it plays roughly as the mix does, well below careful.
+4. **GRPO.** TRL's ``GRPOTrainer`` trains it with ``environment_factory`` on procedural
+   cases whose seeds are far from every held-out case: the model's own samples choose
+   every tool call, and the desk's score of the episode is the reward. Every rollout's
+   calls are recorded, and after training each is replayed on a fresh environment in
+   this process: its ``get_reward()`` must equal the reward the trainer used.
+5. **Held-out evaluation** every ``--eval-every`` steps and at the start: the model is
+   served by a minimal chat-completions server in this process (:class:`LearnedModelServer`,
+   greedy decoding) and ``batchgate run-model --mode text`` plays the desk's eval split
+   against it, so its rows, report and certificates are any model's; the model is named
+   ``grpo-text-<desk>-step<N>``. The server renders a conversation exactly as the model
+   was trained on it (the system message, which ``--system-prompt`` sets to the brief
+   of the reset observation, joined to the case; each observation as a tool response)
+   and answers with the model's call as a JSON call in the message's text.
+
+The result folder holds the curve (held-out mean reward with its 95% bootstrap interval
+at each evaluation), the start and end rows, the behaviour that changed (refund:
+duplicate payments; gate: the share of episodes that profile a batch before loading
+it), the wall time, the reward parity check and each evaluation's results file.
+
+Needs the ``trl`` extra (torch, transformers, trl, datasets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from batchgate_gym.llm.summary import bootstrap_ci95
+from batchgate_gym.llm.trl_env import DeskToolEnv, episode_rows, keep_trained_rewards, tool_env_class
+
+HERE = Path(__file__).resolve().parent
+TRAIN_SEED_BASE = 50_000_000  # procedural training cases: far from every split's seeds
+SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>")
+TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+@dataclass(frozen=True)
+class DeskPlan:
+    """What a desk's run needs: its scripted mix and the behaviour to count."""
+
+    mix: tuple[str, ...]
+    behaviour: str  # what :func:`behaviour_of` counts on a row
+    max_calls: int  # tool-calling turns a rollout may take
+
+
+PLANS: dict[str, DeskPlan] = {
+    "refund": DeskPlan(("careful", "naive", "careful-without-history"), "duplicate payments", 8),
+    "gate": DeskPlan(("profile-only", "naive", "refuse-all"), "profiled before loading", 14),
+}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    desk: str = "refund"
+    seed: int = 0
+    transcripts: int = 600  # episodes of each scripted policy for the supervised start
+    vocab: int = 1500
+    width: int = 192
+    layers: int = 4
+    sft_steps: int = 300
+    sft_batch: int = 16
+    sft_lr: float = 2e-3
+    grpo_steps: int = 60
+    grpo_batch: int = 16  # rollouts a step
+    generations: int = 8  # rollouts of each case, the group GRPO compares
+    grpo_lr: float = 2e-4
+    temperature: float = 1.0
+    eval_every: int = 20
+    eval_split: str = "eval"
+    eval_cases: int = 0  # N cases of the split drawn by run-model's --sample (seed 0; 0: all)
+    max_completion: int = 1024
+
+
+# -- 1. transcripts -----------------------------------------------------------------------
+
+
+def scripted_policy(desk: str, name: str) -> Any:
+    """One of the desk's scripted policies by the name the commands use."""
+    from batchgate_gym.desks import registry
+
+    policies = registry.get(desk).policies
+    base, _, checks = name.partition("-without-")
+    if checks:
+        reference = policies.reference_policies[base]
+        return reference.without(*checks.split("+"))
+    known = {**policies.reference_policies, **policies.attacker_policies}
+    return known[name]()
+
+
+def calls_of(text_action: str) -> list[dict[str, Any]]:
+    """The calls of a scripted policy's JSON action."""
+    parsed = json.loads(text_action)
+    return parsed if isinstance(parsed, list) else [parsed]
+
+
+def transcript(
+    env: DeskToolEnv, policy: Any, seed: int, max_calls: int
+) -> tuple[list[dict[str, Any]], float]:
+    """One episode of ``policy`` through the TRL environment, one call a message: the chat and its reward."""
+    observation = env.reset(seed=seed)
+    policy.reset(observation, {})
+    messages: list[dict[str, Any]] = [{"role": "user", "content": observation}]
+    seen = observation
+    while not env.done and len(messages) < 2 * max_calls:
+        answered = []
+        for call in calls_of(policy.act(seen)):
+            if env.done:
+                break
+            name, arguments = call["name"], call.get("arguments", {})
+            answer = getattr(env, name)(**arguments)
+            messages += [assistant_call(name, arguments), {"role": "tool", "name": name, "content": answer}]
+            answered.append(answer)
+        seen = "\n".join(answered)
+    return messages, env.get_reward()
+
+
+def assistant_call(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": name, "arguments": dict(arguments)}}],
+    }
+
+
+def play_mix(config: RunConfig) -> tuple[list[list[dict[str, Any]]], dict[str, float]]:
+    """The scripted mix's transcripts and each policy's mean reward on them."""
+    plan = PLANS[config.desk]
+    env = tool_env_class(config.desk)()
+    chats, rewards = [], {}
+    for name in plan.mix:
+        policy, scores = scripted_policy(config.desk, name), []
+        for seed in range(config.transcripts):
+            chat, reward = transcript(env, policy, TRAIN_SEED_BASE + seed, plan.max_calls)
+            chats.append(chat)
+            scores.append(reward)
+        rewards[name] = round(sum(scores) / len(scores), 4)
+    return chats, rewards
+
+
+def tool_schemas(desk: str) -> list[dict[str, Any]]:
+    """The tools as TRL shows them to the model: ``get_json_schema`` of each tool method."""
+    from transformers.utils import get_json_schema
+
+    cls = tool_env_class(desk)
+    return [get_json_schema(getattr(cls, name)) for name in cls.tool_specs]
+
+
+# -- 2. tokenizer and model -----------------------------------------------------------------
+
+
+def build_tokenizer(texts: Sequence[str], vocab: int) -> Any:
+    """Byte-level BPE trained on ``texts``: digits one token each, spaces no boundary."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        special_tokens=list(SPECIALS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        max_token_length=64,
+    )
+    bpe.train_from_iterator(texts, trainer=trainer)
+    made = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=list(SPECIALS[1:]),
+        padding_side="left",
+    )
+    made.add_tokens(["<tool_response>", "</tool_response>"])
+    made.chat_template = qwen2_5_chat_template
+    return made
+
+
+def build_model(tokenizer: Any, config: RunConfig) -> Any:
+    """A Llama sized by ``width`` and ``layers``, seeded."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(config.seed)
+    model_config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=config.width,
+        intermediate_size=config.width * 8 // 3,
+        num_hidden_layers=config.layers,
+        num_attention_heads=max(1, config.width // 32),
+        num_key_value_heads=max(1, config.width // 64),
+        max_position_embeddings=4096,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=True,
+    )
+    return LlamaForCausalLM(model_config)
+
+
+def parameters(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+# -- 3. supervised start ----------------------------------------------------------------------
+
+
+def training_examples(
+    tokenizer: Any, chats: Iterable[list[dict[str, Any]]], tools: list[dict[str, Any]]
+) -> list[Any]:
+    """Each chat's token ids and the mask of the assistant's tokens (TRL's training template)."""
+    from trl.chat_template_utils import get_training_chat_template
+
+    template = get_training_chat_template(tokenizer)
+    examples = []
+    for chat in chats:
+        rendered = tokenizer.apply_chat_template(
+            chat,
+            tools=tools,
+            chat_template=template,
+            tokenize=True,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
+        examples.append((list(rendered["input_ids"]), list(rendered["assistant_masks"])))
+    return examples
+
+
+def fit_supervised(model: Any, examples: list[Any], config: RunConfig, pad_id: int) -> list[float]:
+    """AdamW on the assistant tokens' cross-entropy; the loss every 25 steps."""
+    import torch
+
+    rng = random.Random(config.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.sft_lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=config.sft_lr, total_steps=config.sft_steps, pct_start=0.1
+    )
+    model.train()
+    losses = []
+    for step in range(config.sft_steps):
+        batch = rng.sample(examples, config.sft_batch)
+        width = max(len(ids) for ids, _ in batch)
+        ids = torch.full((len(batch), width), pad_id)
+        labels = torch.full((len(batch), width), -100)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, (tokens, mask) in enumerate(batch):
+            ids[row, : len(tokens)] = torch.tensor(tokens)
+            attention[row, : len(tokens)] = 1
+            labels[row, : len(tokens)] = torch.tensor(
+                [t if m else -100 for t, m in zip(tokens, mask, strict=True)]
+            )
+        loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        if step % 25 == 0 or step == config.sft_steps - 1:
+            losses.append(round(loss.item(), 4))
+            print(f"supervised step {step}: loss {losses[-1]:.4f}", flush=True)
+    model.eval()
+    return losses
+
+
+# -- 4. serving the model to batchgate run-model ---------------------------------------------
+
+
+def conversation_of(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A ``run-model --mode text`` chat as the model was trained on it: the system message
+    joined to the case as one user message (the reset observation), each assistant text
+    read as its call, each later user message (a step observation) as that call's tool
+    response."""
+    system, case, *rest = messages
+    chat: list[dict[str, Any]] = [{"role": "user", "content": f"{system['content']}\n\n{case['content']}"}]
+    last_call = ""
+    for message in rest:
+        if message["role"] == "assistant":
+            call = call_in(str(message.get("content") or ""))
+            if call is None:
+                chat.append({"role": "assistant", "content": str(message.get("content") or "")})
+                continue
+            last_call = call["name"]
+            chat.append(assistant_call(call["name"], call.get("arguments") or {}))
+        else:
+            chat.append({"role": "tool", "name": last_call, "content": str(message.get("content") or "")})
+    return chat
+
+
+def call_in(text: str) -> dict[str, Any] | None:
+    """The JSON call an answer's text holds, if it holds one."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) and isinstance(parsed.get("name"), str) else None
+
+
+class LearnedModelServer:
+    """Greedy (or seeded, sampled) answers of the model to chat-completions requests."""
+
+    def __init__(self, model: Any, tokenizer: Any, tools: list[dict[str, Any]], name: str) -> None:
+        self.model, self.tokenizer, self.tools, self.name = model, tokenizer, tools, name
+        self.lock = threading.Lock()
+
+    def answer(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        import torch
+
+        chat = conversation_of(body["messages"])
+        ids = self.tokenizer.apply_chat_template(
+            chat, tools=self.tools, add_generation_prompt=True, tokenize=True
+        )
+        ids = list(ids["input_ids"]) if isinstance(ids, Mapping) else list(ids)
+        temperature = float(body.get("temperature") or 0.0)
+        limit = int(body.get("max_tokens") or 160)
+        with self.lock, torch.no_grad():
+            torch.manual_seed(int(body.get("seed") or 0))
+            out = self.model.generate(
+                torch.tensor([ids]),
+                attention_mask=torch.ones((1, len(ids)), dtype=torch.long),
+                max_new_tokens=limit,
+                do_sample=temperature > 0,
+                temperature=temperature if temperature > 0 else None,
+                top_p=None,
+                top_k=None,
+                eos_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )[0][len(ids) :].tolist()
+        ended = self.tokenizer.eos_token_id in out
+        text = self.tokenizer.decode(out, skip_special_tokens=False).split("<|im_end|>")[0]
+        found = TOOL_CALL.search(text)
+        content = found.group(1) if found else text
+        return {
+            "id": f"grpo-text-{len(body['messages'])}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": self.name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop" if ended else "length",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": len(ids),
+                "completion_tokens": len(out),
+                "total_tokens": len(ids) + len(out),
+            },
+        }
+
+
+def serving_app(server: LearnedModelServer) -> Any:
+    from aiohttp import web
+
+    async def completions(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        if body.get("model") != server.name:
+            return web.json_response(
+                {"error": {"message": "unknown model", "code": "model_not_found"}}, status=404
+            )
+        return web.json_response(server.answer(body))
+
+    async def models(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"object": "list", "data": [{"id": server.name, "object": "model"}]})
+
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app.router.add_post("/v1/chat/completions", completions)
+    app.router.add_get("/v1/models", models)
+    return app
+
+
+def brief_of(desk: str) -> str:
+    """The reset observation's brief (everything before the case), which ``--system-prompt`` sends."""
+    observation = tool_env_class(desk)().reset(seed=TRAIN_SEED_BASE)
+    return observation.rpartition("\n\n")[0]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    step: int
+    mean: float
+    ci95: list[float] | None
+    rewards: list[float]
+    behaviour: float
+    rows: int
+    results: str
+
+
+def evaluate_served(model: Any, tokenizer: Any, config: RunConfig, step: int, out: Path) -> Evaluation:
+    """``batchgate run-model --mode text`` on the held-out split against the served model."""
+    from batchgate_gym.llm.server import serve_app_in_thread
+
+    name = f"grpo-text-{config.desk}-step{step}"
+    results = out / f"eval_step{step}.jsonl"
+    for stale in (results, Path(f"{results}.meta.json")):
+        stale.unlink(missing_ok=True)
+    brief = out / "brief.txt"
+    brief.write_text(brief_of(config.desk))
+    server = LearnedModelServer(model, tokenizer, tool_schemas(config.desk), name)
+    with serve_app_in_thread(serving_app(server)) as base_url:
+        command = [sys.executable, "-m", "batchgate_gym", "run-model", "--desk", config.desk]
+        command += ["--split", config.eval_split, "--model", name, "--base-url", base_url, "--mode", "text"]
+        command += ["--system-prompt", str(brief), "--temperature", "0", "--max-tokens", "160"]
+        command += ["--concurrency", "1", "--out", str(results), "--quiet", "--timeout", "600"]
+        if config.eval_cases:
+            command += ["--sample", str(config.eval_cases), "--sample-seed", "0"]
+        subprocess.run(command, check=True, env={**os.environ, "OPENAI_API_KEY": "local"})
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    rows.sort(key=lambda row: row["case_index"])
+    rewards = [float(row["score"]["reward"]) if row.get("score") else 0.0 for row in rows]
+    return Evaluation(
+        step=step,
+        mean=round(sum(rewards) / len(rewards), 4),
+        ci95=bootstrap_ci95(rewards),
+        rewards=rewards,
+        behaviour=behaviour_of(config.desk, rows),
+        rows=len(rows),
+        results=results.name,
+    )
+
+
+def behaviour_of(desk: str, rows: Sequence[Mapping[str, Any]]) -> float:
+    """Refund: duplicate payments in all; gate: the share of episodes that profile a batch before loading it."""
+    if desk == "refund":
+        return float(sum(int((row.get("score") or {}).get("duplicate_effects", 0)) for row in rows))
+    profiled = 0
+    for row in rows:
+        names = [entry.get("action") for entry in row.get("log") or []]
+        loads = [i for i, name in enumerate(names) if name == "load_batch"]
+        profiled += bool(loads) and "profile_batch" in names[: loads[0]]
+    return round(profiled / max(1, len(rows)), 4)
+
+
+# -- 5. GRPO --------------------------------------------------------------------------------
+
+
+@dataclass
+class RolloutLog:
+    """Every rollout the trainer scored: its seed, its calls and the reward ``get_reward()`` gave."""
+
+    rollouts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def recording_factory(desk: str, log: RolloutLog) -> Callable[[], DeskToolEnv]:
+    """The desk's TRL environment, keeping each episode's calls and reward in ``log``."""
+    base = tool_env_class(desk)
+
+    class Recorded(base):  # type: ignore[misc, valid-type]
+        def reset(self, seed: int | None = None, case_index: int | None = None, **row: Any) -> str:
+            self._calls: list[tuple[str, dict[str, Any]]] = []
+            self._seed = seed
+            return str(super().reset(seed=seed, case_index=case_index, **row))
+
+        def _send(self, name: str, arguments: Mapping[str, Any]) -> str:
+            if not self._done:
+                self._calls.append((name, dict(arguments)))
+            return str(super()._send(name, arguments))
+
+        def get_reward(self) -> float:
+            reward = float(super().get_reward())
+            log.rollouts.append({"seed": self._seed, "calls": self._calls, "reward": reward})
+            return reward
+
+    Recorded.__name__ = f"Recorded{base.__name__}"
+    return Recorded
+
+
+def replayed_reward(desk: str, seed: int, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> float:
+    """The desk's score of the same calls on a fresh environment in this process."""
+    env = tool_env_class(desk)()
+    env.reset(seed=seed)
+    for name, arguments in calls:
+        if env.done:
+            break
+        env._send(name, arguments)
+    return env.get_reward()
+
+
+def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[Evaluation]) -> dict[str, Any]:
+    """TRL's GRPOTrainer on procedural training cases; held-out evaluations every ``eval_every`` steps."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    log = RolloutLog()
+    cases = config.grpo_steps * config.grpo_batch // config.generations
+    rows = episode_rows(range(TRAIN_SEED_BASE + 1_000_000, TRAIN_SEED_BASE + 1_000_000 + cases))
+    args = GRPOConfig(
+        output_dir=str(out / "trainer"),
+        max_steps=config.grpo_steps,
+        per_device_train_batch_size=config.grpo_batch,
+        num_generations=config.generations,
+        max_completion_length=config.max_completion,
+        max_tool_calling_iterations=PLANS[config.desk].max_calls,
+        learning_rate=config.grpo_lr,
+        temperature=config.temperature,
+        beta=0.0,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,  # on, generation runs without its cache: every token re-reads the prompt
+        seed=config.seed,
+        shuffle_dataset=True,
+    )
+
+    class HeldOut(TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.global_step % config.eval_every == 0 or state.global_step == config.grpo_steps:
+                model.eval()
+                curve.append(evaluate_served(model, tokenizer, config, state.global_step, out))
+                print(f"step {state.global_step}: held-out {curve[-1].mean} {curve[-1].ci95}", flush=True)
+                model.train()
+
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        environment_factory=recording_factory(config.desk, log),
+        callbacks=[HeldOut()],
+    )
+    trained_on = keep_trained_rewards(trainer)
+    began = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - began
+    return {"train_seconds": round(seconds, 1), **parity(config.desk, log, trained_on)}
+
+
+def parity(desk: str, log: RolloutLog, trained_on: list[list[float]]) -> dict[str, Any]:
+    """Every reward TRL trained on against the desk's score of the same calls replayed here."""
+    replayed = [replayed_reward(desk, r["seed"], r["calls"]) for r in log.rollouts]
+    same_episode = all(r["reward"] == again for r, again in zip(log.rollouts, replayed, strict=True))
+    used = sorted(value for step in trained_on for value in step)
+    paid = sorted(r["reward"] for r in log.rollouts)
+    same_rewards = len(used) == len(paid) and all(abs(a - b) < 1e-6 for a, b in zip(used, paid, strict=True))
+    return {
+        "rollouts_scored": len(log.rollouts),
+        "replayed_equal_get_reward": same_episode,
+        "trainer_rewards_are_the_desks": same_rewards,
+        "train_reward_by_step": [round(sum(step) / len(step), 4) for step in trained_on],
+    }
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def run(config: RunConfig, out: Path) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    chats, mix_rewards = play_mix(config)
+    tools = tool_schemas(config.desk)
+    from batchgate_gym.llm.testing import tiny_tokenizer
+
+    rendered = [tiny_tokenizer().apply_chat_template(chat, tools=tools, tokenize=False) for chat in chats]
+    tokenizer = build_tokenizer(rendered[:: max(1, len(rendered) // 400)], config.vocab)
+    model = build_model(tokenizer, config)
+    examples = training_examples(tokenizer, chats, tools)
+    sft_began = time.perf_counter()
+    losses = fit_supervised(model, examples, config, tokenizer.pad_token_id)
+    sft_seconds = time.perf_counter() - sft_began
+    curve: list[Evaluation] = [evaluate_served(model, tokenizer, config, 0, out)]
+    print(f"supervised start: held-out {curve[0].mean} {curve[0].ci95}", flush=True)
+    trained = grpo(model, tokenizer, config, out, curve) if config.grpo_steps else {}
+    start, end = curve[0], curve[-1]
+    gains = [b - a for a, b in zip(start.rewards, end.rewards, strict=True)]
+    return {
+        "command": f"python benchmarks/grpo_text.py --desk {config.desk}",
+        "config": asdict(config),
+        "parameters": parameters(model),
+        "vocabulary": len(tokenizer),
+        "tokens_per_transcript": round(sum(len(ids) for ids, _ in examples) / len(examples), 1),
+        "mix_rewards_on_training_cases": mix_rewards,
+        "supervised_losses": losses,
+        "supervised_seconds": round(sft_seconds, 1),
+        "curve": [asdict(point) for point in curve],
+        "start": {"mean": start.mean, "ci95": start.ci95, "behaviour": start.behaviour},
+        "end": {"mean": end.mean, "ci95": end.ci95, "behaviour": end.behaviour},
+        "gain": round(end.mean - start.mean, 4),
+        "gain_ci95_paired": bootstrap_ci95(gains),
+        "behaviour": PLANS[config.desk].behaviour,
+        "wall_seconds": round(time.perf_counter() - began, 1),
+        **trained,
+    }
+
+
+def model_table(out: Path, first: str, last: str) -> str:
+    """``batchgate report --results`` of the start's and the end's results files: the rows
+    of the desk's model table, every row re-graded from its saved log."""
+    command = [
+        sys.executable,
+        "-m",
+        "batchgate_gym",
+        "report",
+        "--results",
+        str(out / first),
+        str(out / last),
+    ]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def markdown(result: Mapping[str, Any], table: str) -> str:
+    """``summary.md``: what was trained, the held-out curve, the start and end rows."""
+    config = result["config"]
+    mix = ", ".join(
+        f"{name} {reward:.4f}" for name, reward in result["mix_rewards_on_training_cases"].items()
+    )
+    lines = [
+        f"{config['desk']}: Llama of {result['parameters']:,} parameters, a vocabulary of"
+        f" {result['vocabulary']} tokens ({result['tokens_per_transcript']} a transcript on average);"
+        f" supervised on {len(PLANS[config['desk']].mix) * config['transcripts']} transcripts ({mix} on those cases) for"
+        f" {config['sft_steps']} steps, then GRPO for {config['grpo_steps']} steps of"
+        f" {config['grpo_batch']} rollouts ({config['generations']} a case), temperature {config['temperature']}."
+        f" Wall time {result['wall_seconds']:.0f} s on 2 shared CPU cores. Rewards trained on equal the"
+        f" desk's replay of the same calls: {result.get('trainer_rewards_are_the_desks')}"
+        f" ({result.get('rollouts_scored', 0)} rollouts).",
+        "",
+        f"| GRPO step | held-out mean reward | 95% interval | {result['behaviour']} |",
+        "|---:|---:|---|---:|",
+    ]
+    for point in result["curve"]:
+        interval = "n/a" if point["ci95"] is None else f"{point['ci95'][0]:.4f} to {point['ci95'][1]:.4f}"
+        lines.append(f"| {point['step']} | {point['mean']:.4f} | {interval} | {point['behaviour']:g} |")
+    paired = result["gain_ci95_paired"]
+    lines += [
+        "",
+        f"Gain, end minus start: {result['gain']:+.4f} (paired bootstrap 95% interval over the same"
+        f" {len(result['curve'][0]['rewards'])} cases: {paired[0]:+.4f} to {paired[1]:+.4f}).",
+        "",
+        table,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _arguments(argv: list[str] | None) -> tuple[RunConfig, Path, bool]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    defaults = RunConfig()
+    parser.add_argument("--desk", choices=sorted(PLANS), default=defaults.desk)
+    for name, value in asdict(defaults).items():
+        if name != "desk":
+            parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    parser.add_argument("--out", type=Path, default=None, help="result folder (default out/grpo_text/<desk>)")
+    parser.add_argument(
+        "--tables-only", action="store_true", help="write summary.md again from the folder's summary.json"
+    )
+    args = parser.parse_args(argv)
+    config = RunConfig(**{name: getattr(args, name) for name in asdict(defaults)})
+    return config, args.out or Path("out/grpo_text") / config.desk, args.tables_only
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    config, out, tables_only = _arguments(argv)
+    if tables_only:
+        result = json.loads((out / "summary.json").read_text())
+    else:
+        result = run(config, out)
+        (out / "summary.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    first, last = result["curve"][0]["results"], result["curve"][-1]["results"]
+    (out / "summary.md").write_text(markdown(result, model_table(out, first, last)))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "config")}, indent=1))
+    ok = result.get("replayed_equal_get_reward", True) and result.get("trainer_rewards_are_the_desks", True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

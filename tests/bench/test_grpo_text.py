@@ -1,0 +1,67 @@
+"""benchmarks/grpo_text.py's plumbing: the served model reads a ``run-model --mode text`` chat
+exactly as TRL trained it, and the rewards the trainer used are checked by replaying calls.
+
+The learning itself is the benchmark's (minutes of CPU); these tests take about a second.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from benchmark_scripts import load_script
+
+pytest.importorskip("transformers")
+grpo_text = load_script("grpo_text")
+
+
+def _careful_chat(seed: int) -> tuple[list[dict[str, Any]], float]:
+    env = grpo_text.tool_env_class("refund")()
+    policy = grpo_text.scripted_policy("refund", "careful")
+    return grpo_text.transcript(env, policy, seed, grpo_text.PLANS["refund"].max_calls)
+
+
+def _as_run_model_text_chat(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same episode as ``run-model --mode text --system-prompt BRIEF`` sends it."""
+    brief, _, case = chat[0]["content"].rpartition("\n\n")
+    messages = [{"role": "system", "content": brief}, {"role": "user", "content": case}]
+    for message in chat[1:]:
+        if message["role"] == "assistant":
+            (call,) = message["tool_calls"]
+            content = json.dumps(
+                {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}
+            )
+            messages.append({"role": "assistant", "content": content})
+        else:
+            messages.append({"role": "user", "content": message["content"]})
+    return messages
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_server_rebuilds_the_chat_trl_trained_on(seed: int) -> None:
+    chat, reward = _careful_chat(seed)
+    assert reward == 1.0 and len(chat) >= 5
+    assert grpo_text.conversation_of(_as_run_model_text_chat(chat)) == chat
+
+
+def test_a_text_that_is_no_call_stays_text() -> None:
+    chat, _ = _careful_chat(3)
+    messages = _as_run_model_text_chat(chat)[:2] + [{"role": "assistant", "content": "I will look."}]
+    assert grpo_text.conversation_of(messages)[-1] == {"role": "assistant", "content": "I will look."}
+    assert grpo_text.call_in('["lookup_order"]') is None and grpo_text.call_in("{") is None
+
+
+def test_the_recorded_rollout_replays_to_the_reward_it_paid() -> None:
+    log = grpo_text.RolloutLog()
+    env = grpo_text.recording_factory("refund", log)()
+    policy = grpo_text.scripted_policy("refund", "naive")
+    _chat, reward = grpo_text.transcript(env, policy, 5, grpo_text.PLANS["refund"].max_calls)
+    (rollout,) = log.rollouts
+    assert rollout["reward"] == reward < 1.0
+    assert grpo_text.replayed_reward("refund", 5, rollout["calls"]) == reward
+    # One call changed (the amount paid) is another episode, scored otherwise.
+    changed = [(name, dict(args)) for name, args in rollout["calls"]]
+    paid = next(args for name, args in changed if name == "issue_refund")
+    paid["amount_cents"] = 1
+    assert grpo_text.replayed_reward("refund", 5, changed) != reward
