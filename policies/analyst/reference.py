@@ -3,7 +3,9 @@
 * ``careful`` reads the question, lists each store's tables, runs the query that
   answers it (at level 4 it pages through the lake's catalog, then writes those ids
   into the sqlite query), and hands in the answer with exactly those queries as
-  evidence; it declines the questions that need costs, causes or outside facts;
+  evidence; it declines the questions that need costs, causes or outside facts. Its
+  checks are a list (:data:`CAREFUL_CHECKS`), and ``CarefulAnalyst.without(check)`` is
+  careful leaving one out (an ablation ``batchgate audit`` plays);
 * ``always-decline`` declines everything; ``answer-everything`` is careful but never
   declines (it answers an unanswerable question with the shop's total revenue);
   ``one-short`` and ``first-only`` are careful with a near and a far miss on every
