@@ -2,15 +2,26 @@
 
 Builds TPC-H at a scale factor (1 by default) from nothing, in a fresh cache
 directory, and times each copy the stores read (the generator's Parquet and CSV,
-the typed tables, the DuckDB file, the SQLite image); then plays careful on every
-level-7 question in every store under the stores' usual budgets (2 s and 128 MB a
-DuckDB query, 20 million VM steps and 2 s a SQLite one) and records its reward, the
-episode's wall time and, when a store stops careful's query, why. Peak memory is
-this process's (and, apart, the largest child's: the generator) resident set. The
-machine's load averages before and after are recorded, since the figures are wall
-times on a shared machine.
+the typed tables, the DuckDB file, the SQLite file); then plays careful on every
+level-7 question in every store under the budgets the stores give that scale
+(:func:`~batchgate_gym.desks.analyst.stores.budget_scale`: at SF 1 ten times the
+defaults, 20 s of CPU a DuckDB or PostgreSQL query, 200 million VM steps and 20 s a
+SQLite one) and records its reward, the episode's wall time (the first episode on
+a store also builds the store's copies: the counterfactual datasets included)
+and, when a store stops careful's query, why. Peak memory is this process's (and,
+apart, the largest child's: the generator) resident set.
+The machine's load averages before and after are recorded, since the figures are
+wall times on a shared machine.
 
-    python benchmarks/analyst_tpch.py [--sf 1] [--stores sqlite,duckdb,lake,files] [--out benchmarks/results]
+    python benchmarks/analyst_tpch.py [--sf 1] [--stores postgres,sqlite,files,duckdb,lake,chdb]
+        [--out benchmarks/results] [--cache DIR]
+
+The stores are played one after another, each on every question, and the results
+are written after every episode, so a run stopped part way keeps the stores it
+finished (the table then says how many episodes of how many it played).
+
+``--cache DIR`` builds into (and reuses) ``DIR`` instead of a fresh directory
+removed at the end: a rerun then times no build, and says so.
 """
 
 from __future__ import annotations
@@ -47,7 +58,6 @@ def timed(step: Callable[[], Any]) -> tuple[Any, float]:
 def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
     from batchgate_gym.desks.analyst.canonical import dataset_dir, tables_of
     from batchgate_gym.desks.analyst.market import DataSpec
-    from batchgate_gym.desks.analyst.stores import sqlite_image_of
 
     spec = DataSpec(0, 0, tpch=sf)
     steps: list[tuple[str, Callable[[], Any]]] = [
@@ -56,7 +66,7 @@ def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
         ("raw CSV files (tpchgen-cli)", lambda: dataset_dir(spec, "files")),
         ("typed tables in polars", lambda: tables_of(spec)),
         ("DuckDB database file", lambda: dataset_dir(spec, "duckdb")),
-        ("SQLite image (serialized)", lambda: len(sqlite_image_of(spec))),
+        ("SQLite database file", lambda: (dataset_dir(spec, "sqlite") / "store.sqlite").stat().st_size),
     ]
     rows = []
     for name, step in steps:
@@ -75,10 +85,13 @@ def cases(sf: float, stores: list[str]) -> list[Any]:
     from batchgate_gym.desks.analyst.generator import build_case
     from batchgate_gym.desks.analyst.questions import of_level
 
+    built = [
+        timed(lambda t=template, i=index: build_case(500 + i, template=t.id, tpch_scale=sf))
+        for index, template in enumerate(of_level(7))
+    ]
     out = []
-    for index, template in enumerate(of_level(7)):
-        base, seconds = timed(lambda t=template, i=index: build_case(500 + i, template=t.id, tpch_scale=sf))
-        for store in stores:
+    for store in stores:
+        for template, (base, seconds) in zip(of_level(7), built, strict=True):
             data = {
                 **base,
                 "case_id": f"tpch-sf{sf:g}-{template.id}-{store}",
@@ -131,8 +144,11 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     lines += [
         "",
-        f"lineitem rows: {result['build'][-1]['lineitem_rows']:,}; SQLite image: "
-        f"{result['build'][-1]['bytes'] / 2**20:.0f} MB.",
+        f"lineitem rows: {result['build'][-1]['lineitem_rows']:,}; SQLite file: "
+        f"{result['build'][-1]['bytes'] / 2**20:.0f} MB."
+        + (
+            " Built before this run (--cache): the build times are of finding it." if result["cached"] else ""
+        ),
         "",
         "| question | store | careful reward | episode seconds | case build seconds (polars reference included) | stopped by |",
         "|---|---|---:|---:|---:|---|",
@@ -145,8 +161,13 @@ def markdown(result: dict[str, Any]) -> str:
     per_store = {}
     for r in result["episodes"]:
         per_store.setdefault(r["store"], []).append(r["reward"])
-    lines += ["", "| store | careful mean reward |", "|---|---:|"]
-    lines += [f"| {s} | {sum(v) / len(v):.4f} |" for s, v in per_store.items()]
+    lines += ["", "| store | careful mean reward | questions played |", "|---|---:|---:|"]
+    lines += [f"| {s} | {sum(v) / len(v):.4f} | {len(v)} |" for s, v in per_store.items()]
+    if len(result["episodes"]) < result.get("planned", len(result["episodes"])):
+        lines += [
+            "",
+            f"Stopped after {len(result['episodes'])} of {result['planned']} episodes: the stores not listed were not played.",
+        ]
     before, after = result["load_before"], result["load_after"]
     lines += [
         "",
@@ -158,43 +179,131 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def query_costs(sf: float, stores: list[str]) -> list[dict[str, Any]]:
+    """careful's SQL for each level-7 question, run once in each store under the budgets it
+    gives ``sf``: what the query cost (the CPU time of this process, whose one query thread
+    does the work, or of the server's backend for postgres; and SQLite's VM steps, counted
+    to the guard's step granularity) against the budget,
+    and whether the store answered. No episode, no copies: each store's cost alone."""
+    from batchgate_gym.desks.analyst.generator import build_case
+    from batchgate_gym.desks.analyst.market import DataSpec
+    from batchgate_gym.desks.analyst.questions import of_level
+    from batchgate_gym.desks.analyst.stores import open_store
+    from batchgate_gym.policies.analyst.tpch_sql import tpch_solution
+
+    queries = [
+        (t.id, tpch_solution(t.id, build_case(500 + i, template=t.id, tpch_scale=sf)["params"]))
+        for i, t in enumerate(of_level(7))
+    ]
+    rows = []
+    for kind in stores:
+        store: Any = open_store(kind, DataSpec(0, 0, tpch=sf))
+        backend = getattr(store, "_clock", None)  # postgres: the server process serving the store
+        # chDB's budgets are rows and memory, counted by the engine; its seconds are a safety net
+        budget = (
+            None if kind == "chdb" else getattr(store, "seconds", None) or store.guard.budget.max_cpu_seconds
+        )
+        for template, sql in queries:
+            if sql is None:
+                continue
+            cpu = backend.cpu() if backend else time.process_time()
+            try:
+                store.run(sql)
+                outcome = "answered"
+            except Exception as exc:  # a refusal or a failure, recorded as the store worded it
+                outcome = f"{type(exc).__name__}: {exc}"[:90]
+            spent = (backend.cpu() if backend else time.process_time()) - cpu
+            guard = getattr(store, "guard", None)
+            rows.append(
+                {
+                    "store": kind,
+                    "template": template,
+                    "cpu_seconds": round(spent, 2),
+                    "budget_seconds": budget,
+                    "vm_steps": guard._steps if guard is not None else None,
+                    "outcome": outcome,
+                }
+            )
+            print(f"[tpch] {kind} {template}: {spent:.2f} s {outcome}", file=sys.stderr)
+        store.close()
+    return rows
+
+
+def costs_markdown(sf: float, rows: list[dict[str, Any]]) -> str:
+    lines = [
+        f"### careful's SQL alone at TPC-H SF {sf:g}, once in each store (`python benchmarks/analyst_tpch.py --queries`)",
+        "",
+        "| store | question | CPU seconds | CPU budget | SQLite VM steps | outcome |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {r['store']} | {r['template']} | {r['cpu_seconds']:.2f} | "
+        f"{'-' if r['budget_seconds'] is None else format(r['budget_seconds'], 'g')} | "
+        f"{'-' if r['vm_steps'] is None else format(r['vm_steps'], ',')} | {r['outcome']} |"
+        for r in rows
+    ]
+    lines += [
+        "",
+        "chDB's budgets are counted by the engine in rows and bytes, not CPU seconds (its memory "
+        "budget is in the outcome when it stops a query).",
+    ]
+    return "\n".join(lines)
+
+
+def write(result: dict[str, Any], out: Path, name: str) -> str:
+    """The result so far as ``name``.json and ``name``.md under ``out``; returns the markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    text = markdown(result)
+    (out / f"{name}.md").write_text(text + "\n", encoding="utf-8")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sf", type=float, default=1.0)
-    parser.add_argument("--stores", default="sqlite,duckdb,lake,files")
+    parser.add_argument("--stores", default="postgres,sqlite,files,duckdb,lake,chdb")
+    parser.add_argument("--cache", default="", help="build into and reuse this folder")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     parser.add_argument("--name", default="analyst_tpch")
+    parser.add_argument(
+        "--queries", action="store_true", help="careful's SQL alone, once a store (NAME_queries)"
+    )
     args = parser.parse_args(argv)
-    cache = tempfile.mkdtemp(prefix="batchgate-tpch-bench-")
-    os.environ["BATCHGATE_ANALYST_CACHE"] = cache  # a fresh cache: every copy is built, not found
+    cache = args.cache or tempfile.mkdtemp(prefix="batchgate-tpch-bench-")
+    cached = bool(args.cache) and any(Path(cache).glob("tpch-*"))
+    os.environ["BATCHGATE_ANALYST_CACHE"] = cache  # fresh unless --cache: every copy is built, not found
+    result: dict[str, Any] = {
+        "sf": args.sf,
+        "cached": cached,
+        "episodes": [],
+        "load_before": load_average(),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+    }
+    if args.queries:
+        rows = query_costs(args.sf, args.stores.split(","))
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{args.name}_queries.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        text = costs_markdown(args.sf, rows)
+        (out / f"{args.name}_queries.md").write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return 0
     try:
-        before = load_average()
-        _spec, built = build(args.sf)
-        episodes = []
-        for case, reference_seconds in cases(args.sf, args.stores.split(",")):
+        _spec, result["build"] = build(args.sf)
+        planned = cases(args.sf, args.stores.split(","))  # store by store: a stopped run has whole stores
+        result["planned"] = len(planned)
+        for case, reference_seconds in planned:
             row = play(case)
             row["reference_seconds"] = reference_seconds
-            episodes.append(row)
+            result["episodes"].append(row)
+            result.update(peak=peak_mb(), load_after=load_average())
+            write(result, Path(args.out), args.name)  # after every episode: a stopped run keeps its rows
             print(f"[tpch] {row['case_id']}: {row['reward']} in {row['episode_seconds']} s", file=sys.stderr)
-        result = {
-            "sf": args.sf,
-            "build": built,
-            "episodes": episodes,
-            "peak": peak_mb(),
-            "load_before": before,
-            "load_after": load_average(),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        }
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(
-        json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    text = markdown(result)
-    (out / f"{args.name}.md").write_text(text + "\n", encoding="utf-8")
-    print(text)
+        if not args.cache:
+            shutil.rmtree(cache, ignore_errors=True)
+    print(write(result, Path(args.out), args.name))
     return 0
 
 
