@@ -2,8 +2,11 @@
 
 The echo is an environment that does nothing but answer each step with its action's
 text, served by OpenEnv's own ``create_app`` in production mode exactly as the desks
-are. Both servers run in processes of their own on 127.0.0.1; the clients, OpenEnv's
-``GenericEnvClient`` (the same for both), run in ``--client-processes`` further
+are, twice: on OpenEnv's and uvicorn's defaults (a worker thread per session,
+per-message deflate), and served as serve-env serves a desk (one worker thread shared by
+the sessions, no deflate), so that the gate's cost beyond the protocol shows apart from
+what the serving choices save. Each server runs in a process of its own on 127.0.0.1;
+the clients, OpenEnv's ``GenericEnvClient`` (the same for all), run in ``--client-processes`` further
 processes, each holding ``--sessions`` sessions at once, each session a reset
 (a procedural gate case drawn from its seed) and ``--steps`` steps of the same action
 (``list_batches()``, a read the gate answers from its world). Per server:
@@ -11,7 +14,7 @@ processes, each holding ``--sessions`` sessions at once, each session a reset
 * steps per second over the run (wall clock of the slowest client process, from its first
   connection), and each step's round trip seen by the clients: p50 and p99;
 * the server's CPU time per step (user + system from ``/proc``, over the run, resets
-  included) and its ratio to the echo's;
+  included) and the gate's ratio to each echo's;
 * resident memory per live session: ``--live`` sessions connected and reset at once,
   the server's resident memory before and with them, divided by their number.
 
@@ -41,14 +44,22 @@ from batchgate_gym.serving.processes import free_port, wait_listening
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ACTION = "list_batches()"
+ECHOES = ("echo", "echo-lean")
+SERVERS = {
+    "echo": "OpenEnv echo (create_app, OpenEnv's and uvicorn's defaults)",
+    "echo-lean": "OpenEnv echo (create_app, served as serve-env serves)",
+    "gate": "gate, procedural cases (serve-env)",
+}
 TICK = os.sysconf("SC_CLK_TCK")
 
 
 # --- the echo, on OpenEnv's own server ---------------------------------------------------------------
 
 
-def echo_app() -> Any:
-    """OpenEnv's ``create_app`` serving an environment that echoes each action's text."""
+def echo_app(shared_thread: bool) -> Any:
+    """OpenEnv's ``create_app`` serving an environment that echoes each action's text; its
+    sessions on one shared worker thread (as serve-env's are) or each on its own (OpenEnv's
+    default)."""
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, ServerMode, State
@@ -61,6 +72,7 @@ def echo_app() -> Any:
 
     class EchoEnvironment(Environment[EchoAction, EchoObservation, State]):
         SUPPORTS_CONCURRENT_SESSIONS = True
+        REQUIRES_SINGLE_THREAD_EXECUTOR = shared_thread
 
         def __init__(self) -> None:
             super().__init__()
@@ -88,10 +100,19 @@ def echo_app() -> Any:
     )
 
 
-def serve_echo(port: int) -> None:
+def serve_echo(port: int, lean: bool) -> None:
+    """The echo on uvicorn: with OpenEnv's and uvicorn's defaults, or (``lean``) served as
+    serve-env serves a desk: one shared worker thread, no per-message deflate."""
     import uvicorn
 
-    uvicorn.run(echo_app(), host="127.0.0.1", port=port, log_level="warning", ws_max_size=2**24)
+    uvicorn.run(
+        echo_app(shared_thread=lean),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws_max_size=2**24,
+        ws_per_message_deflate=not lean,
+    )
 
 
 # --- servers -------------------------------------------------------------------------------------------
@@ -99,10 +120,10 @@ def serve_echo(port: int) -> None:
 
 @contextmanager
 def server(kind: str) -> Iterator[tuple[int, int]]:
-    """The gate's serve-env (procedural cases) or the echo, in a process of its own: (port, pid)."""
+    """The gate's serve-env (procedural cases) or an echo, in a process of its own: (port, pid)."""
     port = free_port()
-    if kind == "echo":
-        command = [sys.executable, __file__, "--echo-server", str(port)]
+    if kind in ECHOES:
+        command = [sys.executable, __file__, f"--{kind}-server", str(port)]
     else:
         command = [
             sys.executable,
@@ -116,7 +137,7 @@ def server(kind: str) -> Iterator[tuple[int, int]]:
         ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_listening(port)
+        wait_listening(port, within=240)  # a loaded two-core machine imports slowly
         yield port, process.pid
     finally:
         process.terminate()
@@ -139,7 +160,7 @@ def rss_bytes(pid: int) -> int:
 
 
 def action_of(kind: str) -> dict[str, str]:
-    return {"message": ACTION} if kind == "echo" else {"action": ACTION}
+    return {"message": ACTION} if kind in ECHOES else {"action": ACTION}
 
 
 async def sessions(kind: str, port: int, first_seed: int, count: int, steps: int) -> list[float]:
@@ -204,16 +225,43 @@ def memory(kind: str, port: int, pid: int, count: int) -> dict[str, Any]:
     return {"live_sessions": count, "kb_per_live_session": round((live - idle) / 1024 / count, 1)}
 
 
+def in_process_cpu_ms(args: argparse.Namespace) -> float:
+    """The gate's own work in the load's episodes: the same resets and steps on the server's
+    environment class in this process, each observation serialized as OpenEnv sends it, no
+    server and no client. CPU time of this process per step, after a warm-up episode."""
+    from openenv.core.env_server.serialization import serialize_observation
+
+    from batchgate_gym.serving.episodes import DeskCatalog
+    from batchgate_gym.serving.openenv_server import DeskAction, DeskEnvironment
+
+    env, action = DeskEnvironment(DeskCatalog("gate", protocol="openenv")), DeskAction(action=ACTION)
+    seeds = [1000 + n for n in range(args.client_processes * args.sessions)]
+
+    def episode(seed: int) -> None:
+        serialize_observation(env.reset(seed=seed))
+        for _ in range(args.steps):
+            serialize_observation(env.step(action))
+
+    episode(0)
+    began = time.process_time()
+    for seed in seeds:
+        episode(seed)
+    return 1000 * (time.process_time() - began) / (len(seeds) * args.steps)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"settings": vars(args) | {"cpus": os.cpu_count()}, "servers": {}}
-    for kind in ("echo", "gate"):
+    out["gate_in_process_cpu_ms_per_step"] = round(in_process_cpu_ms(args), 3)
+    for kind in SERVERS:
         with server(kind) as (port, pid):
             figures = memory(kind, port, pid, args.live)
             figures.update(load(kind, port, pid, args.client_processes, args.sessions, args.steps))
         out["servers"][kind] = figures
         print(json.dumps({kind: figures}), flush=True)
-    echo, gate = out["servers"]["echo"], out["servers"]["gate"]
-    out["cpu_ratio_to_echo"] = round(gate["server_cpu_ms_per_step"] / echo["server_cpu_ms_per_step"], 2)
+    gate = out["servers"]["gate"]["server_cpu_ms_per_step"]
+    out["cpu_ratio_to"] = {
+        kind: round(gate / out["servers"][kind]["server_cpu_ms_per_step"], 2) for kind in ECHOES
+    }
     return out
 
 
@@ -228,16 +276,22 @@ def markdown(result: dict[str, Any]) -> str:
         "| server | steps/s | p50 step ms | p99 step ms | server CPU ms per step | KB per live session |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for kind, label in (("echo", "OpenEnv echo (create_app)"), ("gate", "gate, procedural cases")):
+    for kind, label in SERVERS.items():
         f = result["servers"][kind]
         rows.append(
             f"| {label} | {f['steps_per_s']:,} | {f['p50_ms']} | {f['p99_ms']} |"
             f" {f['server_cpu_ms_per_step']} | {f['kb_per_live_session']} |"
         )
+    ratios = result["cpu_ratio_to"]
     ratio = (
-        f"The gate's server CPU per step is {result['cpu_ratio_to_echo']}x the echo's (target: at most 1.1x)."
+        f"The gate's server CPU per step is {ratios['echo']}x the echo's on OpenEnv's defaults and"
+        f" {ratios['echo-lean']}x the echo's served as serve-env serves (target: at most 1.1x)."
     )
-    return "\n".join([head, "", *rows, "", ratio])
+    own = (
+        f"The same episodes played on the gate's environment in one process, no server, observations"
+        f" serialized as OpenEnv sends them: {result['gate_in_process_cpu_ms_per_step']} ms of CPU per step."
+    )
+    return "\n".join([head, "", *rows, "", ratio, own])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -248,9 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--live", type=int, default=256, help="sessions held at once for the memory figure")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--echo-server", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--echo-lean-server", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.echo_server is not None:
-        serve_echo(args.echo_server)
+    if args.echo_server is not None or args.echo_lean_server is not None:
+        serve_echo(args.echo_server or args.echo_lean_server, lean=args.echo_lean_server is not None)
         return 0
     result = run(args)
     out = Path(args.out)
