@@ -602,7 +602,7 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
     start, end = curve[0], curve[-1]
     gains = [b - a for a, b in zip(start.rewards, end.rewards, strict=True)]
     return {
-        "command": f"python benchmarks/grpo_text.py --desk {config.desk}",
+        "command": command_of(asdict(config)),
         "config": asdict(config),
         "parameters": parameters(model),
         "vocabulary": len(tokenizer),
@@ -621,19 +621,23 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
     }
 
 
-def model_table(out: Path, first: str, last: str) -> str:
+def model_table(out: Path, desk: str, first: str, last: str) -> str:
     """``batchgate report --results`` of the start's and the end's results files: the rows
     of the desk's model table, every row re-graded from its saved log."""
-    command = [
-        sys.executable,
-        "-m",
-        "batchgate_gym",
-        "report",
-        "--results",
-        str(out / first),
-        str(out / last),
-    ]
+    command = [sys.executable, "-m", "batchgate_gym", "report", "--desk", desk, "--results"]
+    command += [str(out / first), str(out / last)]
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def command_of(config: Mapping[str, Any]) -> str:
+    """The command that runs ``config``: the options that differ from the defaults."""
+    defaults = asdict(RunConfig())
+    options = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in config.items()
+        if name != "desk" and value != defaults[name]
+    ]
+    return " ".join([f"python benchmarks/grpo_text.py --desk {config['desk']}", *options])
 
 
 def markdown(result: Mapping[str, Any], table: str) -> str:
@@ -643,6 +647,8 @@ def markdown(result: Mapping[str, Any], table: str) -> str:
         f"{name} {reward:.4f}" for name, reward in result["mix_rewards_on_training_cases"].items()
     )
     lines = [
+        f"`{command_of(config)}`",
+        "",
         f"{config['desk']}: Llama of {result['parameters']:,} parameters, a vocabulary of"
         f" {result['vocabulary']} tokens ({result['tokens_per_transcript']} a transcript on average);"
         f" supervised on {len(PLANS[config['desk']].mix) * config['transcripts']} transcripts ({mix} on those cases) for"
@@ -694,7 +700,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(config, out)
         (out / "summary.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     first, last = result["curve"][0]["results"], result["curve"][-1]["results"]
-    (out / "summary.md").write_text(markdown(result, model_table(out, first, last)))
+    (out / "summary.md").write_text(markdown(result, model_table(out, result["config"]["desk"], first, last)))
     print(json.dumps({k: v for k, v in result.items() if k not in ("curve", "config")}, indent=1))
     ok = result.get("replayed_equal_get_reward", True) and result.get("trainer_rewards_are_the_desks", True)
     return 0 if ok else 1
