@@ -220,9 +220,16 @@ _COMMAND_LINE = "batchgate_gym.app"
 
 
 def _below_the_command_line() -> dict[str, Path]:
+    """Every module but the command line's own: the package's, and the environments' and
+    policies' (installed inside it), which the command line wires together."""
+    modules = {
+        **_modules(CORE, "batchgate_gym"),
+        **_modules(ROOT / "envs", "batchgate_gym.envs"),
+        **_modules(ROOT / "policies", "batchgate_gym.policies"),
+    }
     return {
         module: path
-        for module, path in _modules(CORE, "batchgate_gym").items()
+        for module, path in modules.items()
         if not _is_within(module, (_COMMAND_LINE,)) and module != "batchgate_gym.__main__"
     }
 
@@ -238,6 +245,8 @@ def test_nothing_below_the_command_line_imports_it():
         "batchgate_gym.serving.checking",
         "batchgate_gym.serving.clients",
         "batchgate_gym.evaluation.loop",
+        "batchgate_gym.policies.gate.audit",
+        "batchgate_gym.envs.refund.text",
     } <= set(below)
     upward = sorted(
         (module, name)

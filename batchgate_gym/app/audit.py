@@ -16,21 +16,21 @@ what each episode did. Then:
 ``--split S`` names the split the census is taken on (``holdout`` by default), ``--seeds
 N`` the procedural seeds played besides the two splits (100 by default; 0 plays none),
 ``--json`` prints the three tables' figures as JSON. A desk takes part by giving a
-:class:`DeskAudit` (:data:`AUDITS` names where each lives).
+:class:`DeskAudit` (:mod:`batchgate_gym.evaluation.audit`) and naming it in its spec.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from batchgate_gym.desks import registry
 from batchgate_gym.evaluation import run_episode
-from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
+from batchgate_gym.evaluation.audit import DeskAudit
+from batchgate_gym.kernel.grader_checks import checks_off
 from batchgate_gym.kernel.text_policy import as_policy
 from batchgate_gym.tables import markdown_table
 
@@ -38,45 +38,22 @@ from .shared import desk_of, dumps, env_kwargs, int_in, split_options, unsupport
 
 TARGET = "careful"
 SPLITS = ("holdout", "eval")  # the splits an audit plays (eval first), and the census can be taken on
-AUDITS = {
-    "gate": "batchgate_gym.policies.gate.audit:AUDIT",
-    "refund": "batchgate_gym.policies.refund.audit:AUDIT",
-    "analyst": "batchgate_gym.policies.analyst.audit:AUDIT",
-}
-"""Where each desk's :class:`DeskAudit` lives (imported when asked for)."""
-
-
-@dataclass(frozen=True)
-class DeskAudit:
-    """What an audit needs from a desk.
-
-    ``careful_checks``: careful's checks, in order; ``ablation(checks)`` builds careful
-    without them; ``combined``: ablations of several checks at once, played as well;
-    ``attackers(cases)``: the named attackers (oracles told the truth of ``cases``);
-    ``capture(env, policy)``: what the episode ``policy`` just played did (with the log it
-    hands in, where it edits one), kept to grade it again;
-    ``reward(captured)``: its reward under the grader checks on now.
-    """
-
-    desk: str
-    grader: GraderChecks
-    careful_checks: tuple[str, ...]
-    target: Callable[[], Any]
-    ablation: Callable[[tuple[str, ...]], Any]
-    attackers: Callable[[list[Any]], dict[str, Any]]
-    capture: Callable[[Any, Any], Any]
-    reward: Callable[[Any], Fraction]
-    combined: tuple[tuple[str, ...], ...] = ()
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 def desk_audit(desk: str) -> DeskAudit:
-    """The :class:`DeskAudit` of ``desk``; ``ValueError`` for a desk without one."""
-    if desk not in AUDITS:
-        raise ValueError(f"batchgate audit covers the {', '.join(AUDITS)} desk so far, not {desk!r}")
-    module, _, name = AUDITS[desk].partition(":")
-    audit: DeskAudit = getattr(importlib.import_module(module), name)
+    """The :class:`DeskAudit` ``desk``'s spec names; ``ValueError`` for a desk without one."""
+    audited = audited_desks()
+    if desk not in audited:
+        raise ValueError(f"batchgate audit covers the {', '.join(audited)} desk so far, not {desk!r}")
+    entry = registry.get(desk).audit
+    assert entry is not None
+    audit: DeskAudit = registry.load(entry)
     return audit
+
+
+def audited_desks() -> list[str]:
+    """The desks whose spec names a :class:`DeskAudit`, in the registry's order."""
+    return [name for name in registry.names() if registry.get(name).audit is not None]
 
 
 def ablation_name(checks: tuple[str, ...]) -> str:
@@ -197,7 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     desk = desk_of(args)
-    if desk.name not in AUDITS:
+    if desk.audit is None:
         raise unsupported(
             "audit", desk, "audit yet (careful's checks, its ablations and named grader checks)"
         )
@@ -303,4 +280,13 @@ def audit_json(audit: Audit, split: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["AUDITS", "TARGET", "Audit", "DeskAudit", "Played", "ablation_name", "desk_audit", "run_audit"]
+__all__ = [
+    "TARGET",
+    "Audit",
+    "DeskAudit",
+    "Played",
+    "ablation_name",
+    "audited_desks",
+    "desk_audit",
+    "run_audit",
+]

@@ -331,9 +331,10 @@ class DeskSpec:
     its :class:`DeskEntry`'s: :func:`descriptions`).
 
     ``env`` is the entry point of its text environment class, ``trl_env`` of its class
-    for TRL's ``environment_factory`` (one method per tool: :mod:`batchgate_gym.llm.trl_env`)
-    and ``bench`` of its speed benchmark module (``run_benchmark(config, log, clock)`` and
-    ``markdown(result)``).
+    for TRL's ``environment_factory`` (one method per tool: :mod:`batchgate_gym.llm.trl_env`),
+    ``audit`` of its :class:`~batchgate_gym.evaluation.audit.DeskAudit` (what ``batchgate
+    audit`` plays and switches off) and ``bench`` of its speed benchmark module
+    (``run_benchmark(config, log, clock)`` and ``markdown(result)``).
     ``chat_no_tool_call`` is the action an assistant message without tool calls becomes
     in a chat (None: a refused turn with a nudge; a desk whose episodes end on a plain
     reply maps it). ``case_fields`` are fields of an episode's final info that its row
@@ -351,6 +352,7 @@ class DeskSpec:
     team: TeamSpec | None = None
     bench: str | None = None
     trl_env: str | None = None
+    audit: str | None = None
     options: tuple[DeskOption, ...] = ()
     chat_no_tool_call: Callable[[str], str] | None = None
     case_fields: tuple[str, ...] = ()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.app.audit import DeskAudit
 from batchgate_gym.desks.gate.grader import CHECKS, grade, read_facts
+from batchgate_gym.evaluation.audit import DeskAudit
 
 from .attackers import ATTACKERS, Truth, build_attacker
 from .reference import CAREFUL_CHECKS, CarefulPolicy

@@ -6,8 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from batchgate_gym.app.audit import DeskAudit
 from batchgate_gym.desks.refund.grader import CHECKS, grade
+from batchgate_gym.evaluation.audit import DeskAudit
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 
 from .attackers import ATTACKERS, QUEUE_ATTACKERS

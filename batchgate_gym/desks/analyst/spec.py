@@ -72,6 +72,7 @@ def _build() -> DeskSpec:
         ),
         bench="batchgate_gym.bench.analyst",
         trl_env="batchgate_gym.envs.analyst.trl:AnalystToolEnv",
+        audit="batchgate_gym.policies.analyst.audit:AUDIT",
         case_fields=("level", "store"),
         start_method="spawn",  # polars' and chDB's threads do not survive fork (see forking.py)
     )

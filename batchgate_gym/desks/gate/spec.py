@@ -132,6 +132,7 @@ def _build() -> DeskSpec:
         ),
         bench="batchgate_gym.bench.gate",
         trl_env="batchgate_gym.envs.gate.trl:GateToolEnv",
+        audit="batchgate_gym.policies.gate.audit:AUDIT",
     )
 
 

@@ -170,6 +170,7 @@ def _build() -> DeskSpec:
         ),
         bench="batchgate_gym.bench.refund",
         trl_env="batchgate_gym.envs.refund.trl:RefundToolEnv",
+        audit="batchgate_gym.policies.refund.audit:AUDIT",
         chat_no_tool_call=_reply,
         options=OPTIONS,
     )
