@@ -338,6 +338,7 @@ class ResultsReader:
         if self.trust is not None:
             self.check_signed_manifest(run)
         if run.manifest is not None:
+            self.check_desk(run)
             self.check_selection(run)
         rows = read_rows(path, self.notices)
         for number, row in rows:
@@ -353,6 +354,17 @@ class ResultsReader:
             certified.check_manifest_certificate(run.meta, self.trust)
         except CertificateError as exc:
             raise ResultsError(f"{run.path}.meta.json: the manifest's certificate: {exc}") from None
+
+    def check_desk(self, run: RunRecord) -> None:
+        """A run of another desk is named as such, before its cases are looked for in this
+        desk's sources (where they would read as an edited manifest)."""
+        assert run.manifest is not None
+        played = run.manifest.get("desk")
+        if played != self.desk.name:
+            raise ResultsError(
+                f"{run.path}.meta.json: a run of desk {played!r}, read as desk {self.desk.name!r}"
+                f" (give --desk {played})"
+            )
 
     def check_selection(self, run: RunRecord) -> None:
         """A manifest's cases are the ones its selection picks from its source: a run of 8

@@ -362,3 +362,9 @@ def test_a_malformed_manifest_is_refused_in_one_line(
     Path(f"{copied}.meta.json").write_text(json.dumps(meta))
     status, _, err = report(["report", "--results", str(copied)], capsys)
     assert status == 1 and "the manifest is not a run-model manifest" in err, err
+
+
+def test_a_run_read_as_another_desk_names_the_desk_to_give(signed: dict[str, Path], capsys: Any) -> None:
+    status, _, err = report(["report", "--results", str(signed["naive"]), "--desk", "refund"], capsys)
+    assert status != 0
+    assert "a run of desk 'gate', read as desk 'refund' (give --desk gate)" in err
