@@ -18,6 +18,7 @@ from batchgate_gym.app.audit import (
     Audit,
     ablation_name,
     ablations,
+    audited_desks,
     census,
     desk_audit,
     mean,
@@ -127,7 +128,8 @@ def test_careful_is_perfect_everywhere_the_audit_plays(audit: Audit) -> None:
 
 def test_only_desks_with_an_audit_are_audited() -> None:
     assert desk_audit("gate").careful_checks == CAREFUL_CHECKS
-    with pytest.raises(ValueError, match="covers the gate, refund, analyst desk so far, not 'nope'"):
+    assert audited_desks() == ["gate", "analyst", "refund"]  # every desk's spec names its audit
+    with pytest.raises(ValueError, match="covers the gate, analyst, refund desk so far, not 'nope'"):
         desk_audit("nope")
 
 
