@@ -371,7 +371,9 @@ class UncitedCatalog(AlteredCareful):
 
 AUDIT_ATTACKERS: dict[str, type[ScriptedAnalyst]] = {UncitedCatalog.name: UncitedCatalog}
 """Attackers ``batchgate audit`` plays besides the attack table's, each the one a grader check
-catches alone (the attack table's recorded rows would have to be played again to add one)."""
+catches alone. Each cheats only where its rule can apply (uncited-catalog: a question that
+crosses stores, which few eval cases and no TPC-H question ask), so it is held to the 0.05 margin
+on holdout, planned so that every rule decides, not on every split the attack table shows."""
 
 # Baselines besides the attackers: honest analysts that err (never declining or over-answering
 # on purpose); ``one-short`` and ``first-only`` are the near and the far miss partial credit tells apart.
