@@ -36,8 +36,8 @@ for the ticket's order, after a lookup of it; reads count only when executed.
 **The money ledger** (default rules). Every payment and every void of the episode
 goes to the order it touches, whichever ticket of a queue (or worker of a team) was
 being worked: a void takes back the earliest earlier standing payment of its order
-and key made by its own caller, as the desk applies it (:func:`money_ledger`).
-Authority is judged when money moves (:func:`judge_money`): only the target line of
+and key made by its own caller, as the desk applies it (:func:`~.payments.money_ledger`).
+Authority is judged when money moves (:func:`~.payments.judge_money`): only the target line of
 a ticket that should be paid is owed, and only what the case says is owed; a
 payment on any other line (or on a ticket to escalate or already settled) is on a
 line not owed, and it or a payment that takes its order's standing money past the
@@ -54,7 +54,7 @@ escalate), voided or not.
 a cheat that pays them wrongly can stay within a few hundredths of careful on the
 mean of the terms while moving hundreds of dollars. Each cent of ``overpaid_cents``
 costs its share of the case's cap, a whole cap's worth or more costing 1
-(:data:`MAX_MONEY_COST`); a void halves the cost of a payment the desk was allowed
+(:data:`~.payments.MAX_MONEY_COST`); a void halves the cost of a payment the desk was allowed
 to make (a duplicate of an owed line within the cap) and leaves whole that of one
 it was not. So ``reward`` lies in [-1, 1], and recovery earns back part of what a
 mistake cost, never all of it, and nothing of what moved without authority.
@@ -68,25 +68,39 @@ and the money cost are the mean over the orders and the metrics the sum.
 The default rules' checks are named (:data:`CHECKS`): a test or ``batchgate audit`` can
 switch one off (:func:`~batchgate_gym.kernel.grader_checks.checks_off`) and see which
 attacker or ablation would gain if the rule were missing.
+
+The log's calls are read in :mod:`.calls` and the money ledger kept in :mod:`.payments`;
+their public names are importable from here as well.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
-from batchgate_gym.kernel.episode import INVALID_ACTION
 from batchgate_gym.kernel.grader_checks import GraderChecks
-from batchgate_gym.kernel.ledger import BEGIN_ACTION, SEAL_ACTION, LogEntry, canonical_json, entry_parts
+from batchgate_gym.kernel.ledger import LogEntry
 from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
-from batchgate_gym.kernel.team import AGENT_KEY
 
-from .cases import Line, RefundCase
-from .tools import REPLY_ACTION, VOID_ACTION
+from .calls import Call, calls_in, executed_payments, has_read, payments_of, queue_position, written_payments
+from .cases import RefundCase
+from .payments import (
+    MAX_MONEY_COST,
+    Judgement,
+    MoneyFigures,
+    Movement,
+    amount_of,
+    duplicate_cents_each,
+    judge_money,
+    line_of,
+    money_figures,
+    money_ledger,
+    order_key,
+    target_line,
+)
 from .world import RULES, Payment, row_effect_id
 
 WEIGHTS: Mapping[str, Fraction] = checked_weights(
@@ -124,10 +138,7 @@ CHECKS = GraderChecks(
         "money-cost": "every cent moved beyond what was owed costs its share of the cap",
     },
 )
-MAX_MONEY_COST = Fraction(1)
-"""The most an episode's (or a queue order's) money cost takes off its reward."""
 _ZERO, _HALF, _ONE = Fraction(0), Fraction(1, 2), Fraction(1)  # every term of one order is one of these
-_NOT_CALLS = (BEGIN_ACTION, SEAL_ACTION, REPLY_ACTION, INVALID_ACTION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,46 +178,6 @@ class RefundScore(WeightedScore):
         return out
 
 
-class _Call(NamedTuple):  # a tuple: made for every logged call of every graded episode
-    position: int
-    action: Any
-    args: Mapping[str, Any]
-    executed: bool
-
-
-def _calls(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[_Call]:
-    """The desk's calls in the log (no begin, seal, reply or unparsable action), read leniently."""
-    calls = []
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, (LogEntry, Mapping)):
-            continue
-        action, args, executed = entry_parts(entry)
-        if action in _NOT_CALLS:
-            continue
-        plain = type(args) is dict or isinstance(args, Mapping)  # a dict needs no ABC check
-        calls.append(_Call(position, action, args if plain else {}, executed))
-    return calls
-
-
-def _amount(payment: Payment) -> int:
-    """The cents a payment moved: its amount if an int (not a bool), else 0."""
-    value = payment.amount_cents
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _id_key(value: Any) -> str:
-    """A hashable stand-in for an order id that keeps distinct ids distinct."""
-    return canonical_json(value)
-
-
-def _same_id(one: Any, other: Any) -> bool:
-    """Whether two order ids are one id (``_id_key`` of each equal): two strings are
-    compared as they are, since the JSON of two strings is equal only when they are."""
-    if type(one) is str and type(other) is str:
-        return one == other
-    return _id_key(one) == _id_key(other)
-
-
 def _flag(ok: bool) -> Fraction:
     return _ONE if ok else _ZERO
 
@@ -234,9 +205,9 @@ def grade(
     if rules not in RULES:
         raise ValueError(f"rules must be one of {list(RULES)}, not {rules!r}")
     if not case.queue:  # one ticket: every call is its own, and the log is read once
-        return _grade_ticket(case, _calls(entries), rules, verified, payments)
+        return _grade_ticket(case, calls_in(entries), rules, verified, payments)
     entries = list(entries)
-    calls = _calls(entries)
+    calls = calls_in(entries)
     money = money_ledger(calls)  # the episode's, whichever ticket each payment or void was made under
     scores = []
     for ticket, in_group in _order_groups(case, ticket_of or queue_position(case, entries)):
@@ -248,19 +219,9 @@ def grade(
     return _mean(scores)
 
 
-def queue_position(
-    case: RefundCase, entries: Sequence[LogEntry | Mapping[str, Any]]
-) -> Callable[[int], int | None]:
-    """The ticket being worked at each log position of a one-worker queue: a ticket ends
-    at its executed reply; anything after the last reply counts for the last ticket."""
-    replies = [position for position, entry in enumerate(entries) if _is_reply(entry)]
-    last = len(case.tickets) - 1
-    return lambda position: min(bisect.bisect_left(replies, position), last)
-
-
 def _grade_ticket(
     case: RefundCase,
-    calls: Sequence[_Call],
+    calls: Sequence[Call],
     rules: str,
     verified: bool,
     payments: Sequence[Payment] | None,
@@ -271,8 +232,8 @@ def _grade_ticket(
     if rules == "original":
         return _grade_original(case, calls, verified)
     if not verified and CHECKS.on("verified-log"):
-        record = list(payments) if payments is not None else _written_payments(calls)
-        return _zero(case, [p for p in record if _amount(p) > 0])
+        record = list(payments) if payments is not None else written_payments(calls)
+        return _zero(case, [p for p in record if amount_of(p) > 0])
     return _grade_default(case, calls, money_ledger(calls) if money is None else money)
 
 
@@ -302,13 +263,6 @@ def _order_groups(
     ]
 
 
-def _is_reply(entry: object) -> bool:
-    if not isinstance(entry, (LogEntry, Mapping)):
-        return False
-    action, _, executed = entry_parts(entry)
-    return executed and action == REPLY_ACTION
-
-
 def _mean(scores: Sequence[RefundScore]) -> RefundScore:
     """One score for a queue: each term and the money cost the mean over its orders,
     each metric the sum."""
@@ -320,188 +274,16 @@ def _mean(scores: Sequence[RefundScore]) -> RefundScore:
     return RefundScore(**terms, **metrics)
 
 
-def executed_payments(entries: Iterable[LogEntry | Mapping[str, Any]]) -> list[Payment]:
-    """Every payment the log shows as executed, in log order."""
-    return _payments(_calls(entries))
-
-
-def _payments(calls: Sequence[_Call]) -> list[Payment]:
-    return [Payment.from_args(c.args, c.position) for c in _executed_refunds(calls)]
-
-
-def _executed_refunds(calls: Sequence[_Call]) -> list[_Call]:
-    """The executed ``issue_refund`` calls: the payments the tool made."""
-    return [c for c in calls if c.action == "issue_refund" and c.executed]
-
-
-def _written_payments(calls: Sequence[_Call]) -> list[Payment]:
-    return [
-        Payment.from_args(c.args, c.position)
-        for c in calls
-        if c.action == "issue_refund" and isinstance(c.args.get("effect_id"), str)
-    ]
-
-
-# -- the episode's money ledger ----------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Movement:
-    """One payment that moved money, who made it (its worker, in a team) and the log
-    position of the void that took it back (``None``: it stands)."""
-
-    payment: Payment
-    caller: Any = None
-    voided_at: int | None = None
-
-    def standing_at(self, position: int) -> bool:
-        """Whether the money was out at log position ``position`` (made before it, not yet back)."""
-        return self.payment.position < position and (self.voided_at is None or self.voided_at > position)
-
-
-def money_ledger(calls: Sequence[_Call]) -> list[Movement]:
-    """Every payment that moved money (an executed ``issue_refund`` of an int amount
-    above 0), in log order, each with the executed ``void_refund`` that took it back:
-    a void takes the earliest earlier standing payment of its order and key made by
-    its own caller, as the desk applies it, whichever ticket either was made under."""
-    # Each payment with who made it: a team's keys are each worker's own.
-    made = [(Payment.from_args(c.args, c.position), c.args.get(AGENT_KEY)) for c in _executed_refunds(calls)]
-    made = [(payment, caller) for payment, caller in made if _amount(payment) > 0]
-    voided_at: dict[int, int] = {}
-    for call in calls:
-        if call.action != VOID_ACTION or not call.executed:
-            continue
-        order_id, key = call.args.get("order_id"), call.args.get("idempotency_key")
-        voider = call.args.get(AGENT_KEY)
-        index = next(
-            (
-                i
-                for i, (p, caller) in enumerate(made)
-                if i not in voided_at
-                and p.position < call.position
-                and p.order_id == order_id
-                and p.idempotency_key == key
-                and caller == voider
-            ),
-            None,
-        )
-        if index is not None:
-            voided_at[index] = call.position
-    return [Movement(p, caller, voided_at.get(i)) for i, (p, caller) in enumerate(made)]
-
-
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    """A payment judged when it moved money: on a line not owed, beyond the desk's
-    authority (on a line not owed, or taking its order's standing money past the
-    cap), and the cents it moved beyond what its line was still owed."""
-
-    unowed: bool
-    unauthorized: bool
-    overpaid_cents: int
-
-
-def judge_money(case: RefundCase, money: Sequence[Movement]) -> list[Judgement]:
-    """Each payment of ``money`` (all on ``case``'s orders) judged when it was made.
-
-    Only the target line of a ticket that should be paid is owed, and only what the
-    case says is owed; every other line, and every line of a ticket to escalate or
-    already settled, is owed nothing. "Standing" money is what was paid earlier and
-    not yet taken back at that moment, so a void recovers the money of an earlier
-    payment without changing how the earlier payment was judged.
-    """
-    target = target_line(case) if case.expect.should_execute_new_refund else None
-    owed = case.expect.correct_amount_cents
-    lines = [_line_of(case, move.payment) for move in money]
-    judged = []
-    for index, move in enumerate(money):
-        payment, amount, line = move.payment, _amount(move.payment), lines[index]
-        unowed = target is None or line != target
-        on_order = on_line = 0  # standing money on the payment's order, and on its line if owed
-        for earlier, earlier_line in zip(money[:index], lines, strict=False):
-            if not earlier.standing_at(payment.position):
-                continue
-            if _same_id(earlier.payment.order_id, payment.order_id):
-                on_order += _amount(earlier.payment)
-            if not unowed and earlier_line == line:
-                on_line += _amount(earlier.payment)
-        still_owed = 0 if unowed else max(0, owed - on_line)
-        over_cap = on_order + amount > case.cap_cents
-        judged.append(Judgement(unowed, unowed or over_cap, max(0, amount - still_owed)))
-    return judged
-
-
-@dataclass(frozen=True, slots=True)
-class MoneyFigures:
-    """What an order's money ledger shows: the metrics and the cost."""
-
-    unauthorized_cents: int
-    overpaid_cents: int
-    unowed_payments: int
-    recovered_cents: int
-    any_unauthorized: bool
-    unauthorized_standing: bool
-    money_cost: Fraction
-
-
-_NO_MONEY = MoneyFigures(0, 0, 0, 0, any_unauthorized=False, unauthorized_standing=False, money_cost=_ZERO)
-"""What an order's ledger shows when no money moved."""
-
-
-def money_figures(case: RefundCase, money: Sequence[Movement]) -> MoneyFigures:
-    """The money metrics of ``money`` and its cost: every cent moved beyond what was
-    owed counts in proportion to its amount, a whole cap's worth (or more) costing
-    :data:`MAX_MONEY_COST`. A void takes back half the cost of a payment the desk was
-    allowed to make (a duplicate of an owed line within the cap, say) and none of one
-    it was not: money moved without authority was moved, whatever came back later."""
-    if not money:
-        return _NO_MONEY
-    halves = unauthorized = overpaid = unowed = recovered = 0  # the cost in half cents: an int
-    any_unauthorized = unauthorized_standing = False
-    for move, judged in zip(money, judge_money(case, money), strict=True):
-        amount, standing = _amount(move.payment), move.voided_at is None
-        if judged.unauthorized:
-            unauthorized += amount
-            any_unauthorized = True
-            unauthorized_standing = unauthorized_standing or standing
-        if not standing:
-            recovered += amount
-        overpaid += judged.overpaid_cents
-        unowed += judged.unowed
-        halves += judged.overpaid_cents * (2 if standing or judged.unauthorized else 1)  # a void halves
-    cost = min(MAX_MONEY_COST, Fraction(halves, 2 * case.cap_cents)) if halves else _ZERO
-    return MoneyFigures(
-        unauthorized_cents=unauthorized,
-        overpaid_cents=overpaid,
-        unowed_payments=unowed,
-        recovered_cents=recovered,
-        any_unauthorized=any_unauthorized,
-        unauthorized_standing=unauthorized_standing,
-        money_cost=cost,
-    )
-
-
 def _unauthorized(case: RefundCase, payments: Sequence[Payment]) -> int:
     """Every per-order-id sum of payments above the case's cap, counted whole."""
     sums: dict[str, int] = {}
     for payment in payments:
-        key = _id_key(payment.order_id)
-        sums[key] = sums.get(key, 0) + _amount(payment)
+        key = order_key(payment.order_id)
+        sums[key] = sums.get(key, 0) + amount_of(payment)
     return sum(total for total in sums.values() if total > case.cap_cents)
 
 
-def _read(
-    calls: Sequence[_Call], action: str, order_id: Any, *, before: int | None, executed_only: bool
-) -> bool:
-    """Whether the log reads ``order_id`` with ``action`` (before position ``before``, if given)."""
-    return any(
-        c.action == action
-        and (before is None or c.position < before)
-        and c.args.get("order_id") == order_id
-        and (c.executed or not executed_only)
-        for c in calls
-    )
-
-
-def _replayable(calls: Sequence[_Call], payments: Sequence[Payment], executed_only: bool) -> bool:
+def _replayable(calls: Sequence[Call], payments: Sequence[Payment], executed_only: bool) -> bool:
     if not calls:
         return False
     for payment in payments:
@@ -509,7 +291,7 @@ def _replayable(calls: Sequence[_Call], payments: Sequence[Payment], executed_on
         if (not isinstance(reason, str) or not reason.strip()) and CHECKS.on("reason-required"):
             return False
         for action in ("lookup_order", "refund_history"):
-            if CHECKS.on("reads-before-paying") and not _read(
+            if CHECKS.on("reads-before-paying") and not has_read(
                 calls, action, payment.order_id, before=payment.position, executed_only=executed_only
             ):
                 return False
@@ -517,12 +299,12 @@ def _replayable(calls: Sequence[_Call], payments: Sequence[Payment], executed_on
 
 
 def _settled(
-    case: RefundCase, calls: Sequence[_Call], payments: Sequence[Payment], executed_only: bool
+    case: RefundCase, calls: Sequence[Call], payments: Sequence[Payment], executed_only: bool
 ) -> bool:
     ticket = case.order.order_id
     return not payments and (
         all(
-            _read(calls, action, ticket, before=None, executed_only=executed_only)
+            has_read(calls, action, ticket, before=None, executed_only=executed_only)
             for action in ("lookup_order", "refund_history")
         )
         or not CHECKS.on("settled-needs-reads")
@@ -571,15 +353,15 @@ def _half_back(made: int, standing: int) -> Fraction:
 
 
 # -- the original rules --------------------------------------------------------------------
-def _grade_original(case: RefundCase, calls: Sequence[_Call], verified: bool) -> RefundScore:
-    payments = _payments(calls)
+def _grade_original(case: RefundCase, calls: Sequence[Call], verified: bool) -> RefundScore:
+    payments = payments_of(calls)
     expect = case.expect
     if expect.should_escalate:
         escalated = any(c.action == "escalate" and c.executed for c in calls)
         completed = escalated and not payments
     elif expect.should_execute_new_refund:
         ids = {p.effect_id for p in payments}
-        completed = len(ids) == 1 and sum(_amount(p) for p in payments) >= expect.correct_amount_cents
+        completed = len(ids) == 1 and sum(amount_of(p) for p in payments) >= expect.correct_amount_cents
     else:
         completed = _settled(case, calls, payments, executed_only=False)
     seen = {row_effect_id(row) for row in case.ledger}
@@ -587,11 +369,11 @@ def _grade_original(case: RefundCase, calls: Sequence[_Call], verified: bool) ->
     for payment in payments:
         if payment.effect_id in seen:
             duplicates += 1
-            dup_cents += _amount(payment)
+            dup_cents += amount_of(payment)
         seen.add(payment.effect_id)
     replayable = verified and _replayable(calls, payments, executed_only=False)
     unauthorized = _unauthorized(case, payments)
-    money = money_figures(case, [Movement(p) for p in payments if _amount(p) > 0])
+    money = money_figures(case, [Movement(p) for p in payments if amount_of(p) > 0])
     return _score(
         case,
         completed,
@@ -606,16 +388,6 @@ def _grade_original(case: RefundCase, calls: Sequence[_Call], verified: bool) ->
 
 
 # -- the default rules ---------------------------------------------------------------------
-def _line_of(case: RefundCase, payment: Payment) -> Line | None:
-    """The ticket's line a payment went to (no sku on a one-line order: that line)."""
-    order = case.order
-    if payment.order_id != order.order_id:
-        return None
-    if payment.sku in (None, "") and len(order.lines) == 1:
-        return order.lines[0]
-    return order.line(payment.sku)
-
-
 def _duplicates(case: RefundCase, payments: Sequence[Payment]) -> tuple[int, int]:
     """Payments onto a line that already had money and that take it past its amount,
     and the cents past it."""
@@ -623,75 +395,32 @@ def _duplicates(case: RefundCase, payments: Sequence[Payment]) -> tuple[int, int
     return sum(1 for cents in past if cents), sum(past)
 
 
-def duplicate_cents_each(case: RefundCase, payments: Sequence[Payment]) -> list[int]:
-    """For each payment (default rules), the cents it took its line past the line's
-    amount when the line already had money: 0 for a payment that is no duplicate."""
-    paid = dict(case.derived(_PRIOR_PAID, lambda: _prior_paid(case)))
-    past = []
-    for payment in payments:
-        line = _line_of(case, payment)
-        if line is None:
-            past.append(0)
-            continue
-        before = paid.get(line.sku, 0)
-        after = before + _amount(payment)
-        duplicate = before > 0 and after > line.amount_cents
-        past.append(after - max(line.amount_cents, before) if duplicate else 0)
-        paid[line.sku] = after
-    return past
-
-
-def _prior_paid(case: RefundCase) -> dict[str, int]:
-    """The cents the ledger held on each of the ticket's lines before the episode."""
-    ticket = case.order.order_id
-    paid: dict[str, int] = {}
-    for row in case.ledger:
-        if row.order_id == ticket and case.order.line(row.sku) is not None:
-            paid[row.sku] = paid.get(row.sku, 0) + row.amount_cents
-    return paid
-
-
-_PRIOR_PAID = "refund grader: prior paid by line"  # keys of what a case caches for its grading
-_TARGET_LINE = "refund grader: target line"
-
-
-def target_line(case: RefundCase) -> Line | None:
-    """The line a payment should go to: the first whose amount is what is owed and that
-    no prior row of the ticket's order has paid (worked out once per case)."""
-    return case.derived(_TARGET_LINE, lambda: _target_line(case))
-
-
-def _target_line(case: RefundCase) -> Line | None:
-    ticket = case.order.order_id
-    prior = {row.sku for row in case.ledger if row.order_id == ticket}
-    owed = case.expect.correct_amount_cents
-    return next((ln for ln in case.order.lines if ln.amount_cents == owed and ln.sku not in prior), None)
-
-
 def _paid_completed(case: RefundCase, payments: Sequence[Payment]) -> bool:
     target = target_line(case)
     owed = case.expect.correct_amount_cents
     if target is None or not payments:
         return False
-    on_target = all(_line_of(case, p) == target for p in payments) or not CHECKS.on("paid-on-owed-line")
-    enough = sum(map(_amount, payments)) >= owed or not CHECKS.on("paid-in-full")
+    on_target = all(line_of(case, p) == target for p in payments) or not CHECKS.on("paid-on-owed-line")
+    enough = sum(map(amount_of, payments)) >= owed or not CHECKS.on("paid-in-full")
     return (
-        on_target and enough and (all(_amount(p) <= owed for p in payments) or not CHECKS.on("paid-no-more"))
+        on_target
+        and enough
+        and (all(amount_of(p) <= owed for p in payments) or not CHECKS.on("paid-no-more"))
     )
 
 
-def _escalation_completed(case: RefundCase, calls: Sequence[_Call], payments: Sequence[Payment]) -> bool:
+def _escalation_completed(case: RefundCase, calls: Sequence[Call], payments: Sequence[Payment]) -> bool:
     ticket = case.order.order_id
     return not payments and any(
         c.action == "escalate"
         and c.executed
         and c.args.get("order_id") == ticket
-        and _read(calls, "lookup_order", ticket, before=c.position, executed_only=True)
+        and has_read(calls, "lookup_order", ticket, before=c.position, executed_only=True)
         for c in calls
     )
 
 
-def _grade_default(case: RefundCase, calls: Sequence[_Call], money: Sequence[Movement]) -> RefundScore:
+def _grade_default(case: RefundCase, calls: Sequence[Call], money: Sequence[Movement]) -> RefundScore:
     payments = [move.payment for move in money]
     standing = [move.payment for move in money if move.voided_at is None]
     figures = money_figures(case, money)
