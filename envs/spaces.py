@@ -4,8 +4,8 @@ Gymnasium's ``AsyncVectorEnv`` (shared memory on, its default) decodes a ``Text`
 observation from shared memory once, when the vector env is built, and then keeps
 returning those stale strings. :class:`AsciiText` reads shared memory through a
 live view instead, so every step sees the strings the workers just wrote; it also
-encodes, decodes and checks membership with numpy and bytes rather than one Python
-call per character.
+encodes, decodes, samples and checks membership with numpy and bytes rather than one
+Python call per character.
 """
 
 from __future__ import annotations
@@ -40,6 +40,19 @@ class AsciiText(spaces.Text):
         if not isinstance(x, str) or not self.min_length <= len(x) <= self.max_length:
             return False
         return within(x, self._charset_bytes)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """``Text.sample``'s draw, the same string for the same seed, written from byte codes:
+        Gymnasium joins one numpy string per character, which for a 65,536-character action
+        space made random actions most of what PettingZoo's checkers spend."""
+        if mask is not None or probability is not None:
+            return str(super().sample(mask, probability))
+        length = self.np_random.integers(self.min_length, self.max_length + 1)
+        uniform = np.ones(len(self.character_set)) / len(self.character_set)
+        # the draw Gymnasium makes, as indices: choice over the list indexes it with these
+        picked = self.np_random.choice(len(self.character_list), size=length, p=uniform)
+        raw: bytes = self._codes[picked].tobytes()
+        return raw.decode("ascii")
 
     def encode(self, text: str) -> np.ndarray:
         out = np.full(self.max_length, len(self.character_set), dtype=np.int32)

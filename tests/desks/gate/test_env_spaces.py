@@ -3,6 +3,7 @@ and judge membership as Gymnasium's Text does."""
 
 from __future__ import annotations
 
+import numpy as np
 from gymnasium.spaces import Text
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,3 +38,20 @@ def test_membership_is_gymnasiums_own_judgement(value) -> None:
     for space in (AsciiText(20, min_length=2, charset=OBSERVATION_CHARSET), AsciiText(40, charset="ab\n")):
         assert space.contains(value) is Text.contains(space, value)
     assert BatchGateEnv(split="eval").observation_space.contains("turn 1 of 30\n\tok")
+
+
+def test_a_sample_is_the_string_gymnasium_draws_for_the_same_seed() -> None:
+    """``AsciiText.sample`` builds its string from byte codes; for any seed it must be the
+    string ``gymnasium.spaces.Text.sample`` draws, and a mask still goes to Gymnasium."""
+    for charset, lengths in ((OBSERVATION_CHARSET, (0, 3000)), ("ab\n", (2, 9))):
+        ours, theirs = (
+            AsciiText(lengths[1], min_length=lengths[0], charset=charset),
+            Text(lengths[1], min_length=lengths[0], charset=charset),
+        )
+        for seed in range(20):
+            ours.seed(seed)
+            theirs.seed(seed)
+            assert [ours.sample() for _ in range(3)] == [theirs.sample() for _ in range(3)]
+    masked = AsciiText(5, charset="ab")
+    masked.seed(0)
+    assert masked.sample(mask=(4, np.array([0, 1], dtype=np.int8))) == "bbbb"
