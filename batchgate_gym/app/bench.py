@@ -9,7 +9,7 @@ throughput, and how the cost grows with rows per batch and batches per case.
 Every figure is a median over ``repeats`` runs. The single-process figures run
 pinned to one core (where the platform allows it); vector envs use what they
 need. ``--json`` prints the full result; otherwise a Markdown table. The script
-``benchmarks/speed.py`` runs exactly this code and writes both to files.
+``benchmarks/gate_speed.py`` runs exactly this code and writes both to files.
 """
 
 # The measuring lives in batchgate_gym.bench (its docstring says which module does

@@ -9,7 +9,7 @@ throughput, and how the cost grows with rows per batch and batches per case
 writes the tables.
 
 The single-process figures run pinned to one core (where the platform allows it);
-vector envs use what they need. The script ``benchmarks/speed.py`` runs exactly this
+vector envs use what they need. The script ``benchmarks/gate_speed.py`` runs exactly this
 code and writes the result and its tables to files.
 """
 

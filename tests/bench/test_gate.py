@@ -1,5 +1,5 @@
 """``batchgate bench`` (the gate's, :mod:`batchgate_gym.bench.gate`) runs end to end at
-smoke-test size and reports every figure; ``benchmarks/speed.py`` measures what only it
+smoke-test size and reports every figure; ``benchmarks/gate_speed.py`` measures what only it
 measures: the profile, the user's path, the macro env, hypothesis.
 
 No timing is asserted (machines differ and cores are shared): every figure is present,
@@ -82,9 +82,9 @@ def test_cli_quick_json(monkeypatch, capsys):
 
 
 def test_the_profile_buckets_add_up_to_the_episode(tmp_path) -> None:
-    script = load_script("speed")
+    script = load_script("gate_speed")
     assert script.main(["--profile-only", "--quick", "--clock", "cpu", "--out", str(tmp_path)]) == 0
-    profile = json.loads((tmp_path / "speed_profile.json").read_text())
+    profile = json.loads((tmp_path / "gate_speed_profile.json").read_text())
     assert set(profile) == {"careful", "naive"}
     for figures in profile.values():
         buckets = figures["buckets_us"]
@@ -99,14 +99,14 @@ def test_the_profile_buckets_add_up_to_the_episode(tmp_path) -> None:
 
 
 def test_the_macro_env_and_hypothesis_rates_are_measured() -> None:
-    script = load_script("speed")
+    script = load_script("gate_speed")
     assert script.macro_steps_per_second(40, 1, "cpu") > 0
     rates = script.hypothesis_rates(2)
     assert rates["state_machine_examples_per_second"] > 0 and rates["replay_property_examples_per_second"] > 0
 
 
 def test_the_user_path_is_measured_cold_and_warm_on_files_of_its_own(tmp_path) -> None:
-    script = load_script("speed")
+    script = load_script("gate_speed")
     first = script.fresh_case_file(tmp_path, 10**6, 3)
     assert first.read_bytes() != script.fresh_case_file(tmp_path, 2 * 10**6, 3).read_bytes()
     assert len(first.read_text().splitlines()) == 3

@@ -34,7 +34,7 @@ def train_extra_pins() -> dict[str, str]:
 def test_the_train_extra_pins_every_library_a_trained_network_depends_on() -> None:
     pins = train_extra_pins()
     assert set(PINNED) <= set(pins)
-    assert set(PINNED) <= set(load_script("train_ppo").TRAINING_LIBRARIES)
+    assert set(PINNED) <= set(load_script("gate_train_ppo").TRAINING_LIBRARIES)
 
 
 @pytest.mark.parametrize("run", RECORDED_RUNS)

@@ -23,7 +23,7 @@ MARGIN = 0.10
 
 @pytest.mark.slow
 def test_brief_training_beats_random_and_naive_on_held_out_cases() -> None:
-    train_ppo = load_script("train_ppo")
+    train_ppo = load_script("gate_train_ppo")
     config = train_ppo.TrainConfig(steps=STEPS, seed=0, curve_every=0)
     run = train_ppo.train(config)
     assert run.model.num_timesteps >= STEPS
@@ -39,7 +39,7 @@ def test_brief_training_beats_random_and_naive_on_held_out_cases() -> None:
 
 def test_learning_curve_png_shows_both_panels(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib is not installed: pip install 'batchgate_gym[plot]'")
-    train_ppo = load_script("train_ppo")
+    train_ppo = load_script("gate_train_ppo")
     curve = [train_ppo.CurvePoint(0, 0.5, 20, None), train_ppo.CurvePoint(1000, 0.8, 6, 0.7)]
     path = tmp_path / "curve.png"
     train_ppo.plot_curve(curve, path, n_defective=24)

@@ -18,7 +18,7 @@ MARGIN = 0.15
 
 @pytest.fixture(scope="module")
 def script():
-    return load_script("train_ppo_refund")
+    return load_script("refund_train_ppo")
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ the text environment itself, as a check that the macro spelling scores alike.
 A learning curve (held-out mean reward and duplicate payments against environment
 steps, plus the training episodes' mean reward) is written as a PNG.
 
-    python benchmarks/train_ppo_refund.py --subproc --out out/ppo_refund
+    python benchmarks/refund_train_ppo.py --subproc --out out/ppo_refund
 
 ``benchmarks/results/ppo_refund/`` holds the curve, summary and output of that run.
 
@@ -44,7 +44,7 @@ from batchgate_gym.evaluation import EpisodeResult, EvaluationResult, evaluate
 from batchgate_gym.policies.refund.reference import REFERENCE_POLICIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import train_ppo as shared  # the gate's script: model, training loop, curve plot, options
+import gate_train_ppo as shared  # the gate's script: model, training loop, curve plot, options
 
 DESK = "refund"
 CHECK_SEED_BASE = 1_000_000_000  # far from the training envs' seeds (config.seed + rank)

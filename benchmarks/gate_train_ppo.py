@@ -10,7 +10,7 @@ same network untrained. A learning curve (eval mean reward and defective batches
 loaded against environment steps, plus the training episodes' mean reward) is
 written as a PNG.
 
-    python benchmarks/train_ppo.py --subproc --out out/ppo      # 800k steps, ~15 min on 2 cores
+    python benchmarks/gate_train_ppo.py --subproc --out out/ppo      # 800k steps, ~15 min on 2 cores
 
 ``benchmarks/results/ppo_macro/`` holds the curve and summary of that run.
 

@@ -1,4 +1,4 @@
-"""Speed benchmark: writes benchmarks/results/speed.json and speed.md.
+"""Speed benchmark: writes benchmarks/results/gate_speed.json and gate_speed.md.
 
 The same code as ``batchgate bench`` (:mod:`batchgate_gym.bench.gate`), plus what
 only this script measures: where one episode's time goes (a profile of careful and
@@ -8,9 +8,9 @@ the macro environment's steps per second under random masked actions, and how ma
 hypothesis examples per second the state machine and the replay property run. ``--quick`` is a smoke run, ``--clock
 cpu`` times this process's CPU instead of the wall clock (steadier when the machine
 is busy), ``--profile-only`` measures and writes only the profile
-(``speed_profile.json``), which runs on any earlier version of the package too.
+(``gate_speed_profile.json``), which runs on any earlier version of the package too.
 
-    python benchmarks/speed.py [--quick] [--clock cpu] [--profile-only] [--out benchmarks/results]
+    python benchmarks/gate_speed.py [--quick] [--clock cpu] [--profile-only] [--out benchmarks/results]
 """
 
 from __future__ import annotations
@@ -448,9 +448,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"), help="output directory")
-    parser.add_argument("--profile-only", action="store_true", help="write only speed_profile.json")
+    parser.add_argument("--profile-only", action="store_true", help="write only gate_speed_profile.json")
     parser.add_argument(
-        "--before", default=None, help="a speed_profile.json to show beside this run's profile"
+        "--before", default=None, help="a gate_speed_profile.json to show beside this run's profile"
     )
     parser.add_argument("--cold-file", help=argparse.SUPPRESS)  # in_fresh_process's child
     parser.add_argument("--warm-up-file", help=argparse.SUPPRESS)
@@ -463,10 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    command = "python benchmarks/speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/gate_speed.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.profile_only:
         profile = profiles(args.quick, args.clock)
-        (out / "speed_profile.json").write_text(json.dumps(profile, indent=1) + "\n")
+        (out / "gate_speed_profile.json").write_text(json.dumps(profile, indent=1) + "\n")
         print(profile_table(profile))
         return 0
     result = run_benchmark(
@@ -482,8 +482,10 @@ def main(argv: list[str] | None = None) -> int:
         extras_table(result),
         profile_table(result["extras"]["profile"], before),
     ]
-    (out / "speed.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "speed.md").write_text(f"<!-- made by: {command.strip()} -->\n\n" + "\n\n".join(tables) + "\n")
+    (out / "gate_speed.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "gate_speed.md").write_text(
+        f"<!-- made by: {command.strip()} -->\n\n" + "\n\n".join(tables) + "\n"
+    )
     print("\n\n".join(tables))
     return 0
 
