@@ -79,15 +79,16 @@ def scripted_trainer(**kwargs: Any) -> Any:
     return ScriptedGRPOTrainer(**kwargs)
 
 
-def train(base_url: str, output_dir: str) -> tuple[Any, list[list[float]]]:
-    """Two GRPO steps over the server; the trainer and the rewards TRL computed at each step."""
+def train(base_url: str, output_dir: str, seeds: tuple[int, ...] = SEEDS) -> tuple[Any, list[list[float]]]:
+    """Two GRPO steps over the server, half the seeds' rows each; the trainer and the rewards
+    TRL computed at each step."""
     from datasets import Dataset
     from trl import GRPOConfig
 
     config = GRPOConfig(
         output_dir=output_dir,
         max_steps=2,
-        per_device_train_batch_size=4,
+        per_device_train_batch_size=len(seeds),  # two completions per row, two steps
         num_generations=2,
         max_completion_length=4096,
         max_tool_calling_iterations=4,
@@ -105,7 +106,7 @@ def train(base_url: str, output_dir: str) -> tuple[Any, list[list[float]]]:
     trainer = scripted_trainer(
         model=tiny_model(tokenizer),
         args=config,
-        train_dataset=Dataset.from_list(episode_rows(SEEDS)),
+        train_dataset=Dataset.from_list(episode_rows(seeds)),
         processing_class=tokenizer,
         environment_factory=remote_environment_factory("gate", base_url),
     )
@@ -131,11 +132,11 @@ def same_floats(trained: list[float], paid: list[float]) -> bool:
     )
 
 
-def run(output_dir: str) -> dict[str, Any]:
+def run(output_dir: str, seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     began = time.perf_counter()
     with started(("--desk", "gate", "--max-sessions", "64")) as (server,):
-        trainer, seen = train(server.url(), output_dir)
+        trainer, seen = train(server.url(), output_dir, seeds)
         opened = server.sessions()["opened"]
     rollouts = []
     for env in trainer.environments:
