@@ -22,7 +22,8 @@ than hypothesis and the kernel's codec.
   generator's seeds with its knobs (family, variant, lines, prior ledger rows, lag
   depth, fault rate; each a value or a strategy); :func:`split_cases` samples the
   committed splits, :func:`file_cases` a JSONL file; :func:`cases` mixes sources.
-* :func:`episodes`: a case together with steps over its order.
+* :func:`episodes`: a case together with steps over its order; :func:`play_graded`
+  plays a policy's episode and grades it as the commands do.
 * :class:`RefundMachine`: a ``RuleBasedStateMachine`` over ``RefundDeskEnv`` (either
   rule set) whose invariants are checked after every step and at the end of every
   episode: the reward in [-1, 1] (a payment's money cost is at most 1) and 0 until
@@ -422,6 +423,24 @@ def _action_strategy(
     return action_strings(order_ids, skus, amounts)
 
 
+def play_graded(env: Any, policy: Any, reset: dict[str, Any]) -> dict[str, Any]:
+    """One episode of ``policy`` on ``env`` (a ``RefundDeskEnv``) through the text interface,
+    started with ``env.reset(**reset)``, and its score as the commands grade it: a policy
+    that hands in an edited log after its episode (``edit_log``) is graded on that log
+    (the desk's ``after_episode``)."""
+    from batchgate_gym.desks.registry import get
+
+    observation, info = env.reset(**reset)
+    policy.reset(observation, info)
+    terminated = truncated = False
+    while not (terminated or truncated):
+        observation, _reward, terminated, truncated, info = env.step(policy.act(observation))
+    assert terminated, "every policy ends with a reply"
+    after_episode = get("refund").policies.after_episode
+    assert after_episode is not None
+    return dict(after_episode(env, policy, info)["score"])
+
+
 class RefundMachine(EpisodeMachine):
     """Random and hostile play against ``RefundDeskEnv`` with its invariants checked at every step.
 
@@ -480,6 +499,7 @@ __all__ = [
     "keys",
     "lookalikes",
     "order_ids",
+    "play_graded",
     "procedural_cases",
     "reasons",
     "render_action",

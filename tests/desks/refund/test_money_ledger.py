@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from batchgate_gym.desks.refund.sources import split_cases
+from batchgate_gym.desks.refund.testing import play_graded
 from batchgate_gym.envs.refund import team as refund_team
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.policies.refund.attackers import (
@@ -20,8 +21,6 @@ from batchgate_gym.policies.refund.attackers import (
 )
 from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
 
-from .test_attackers import play  # one episode through the text interface, its score
-
 EVAL = split_cases("eval")
 
 
@@ -29,8 +28,8 @@ def test_a_void_made_under_a_later_ticket_reaches_the_order_it_took_money_from()
     env = RefundDeskEnv(tickets=4, recovery=True)
     unpaid = 0
     for seed in range(12):
-        honest = play(env, CarefulRefundPolicy(), {"seed": seed})
-        voided = play(env, VoidEarlierPolicy(), {"seed": seed})
+        honest = play_graded(env, CarefulRefundPolicy(), {"seed": seed})
+        voided = play_graded(env, VoidEarlierPolicy(), {"seed": seed})
         assert honest["reward"] == 1.0
         if voided["recovered_cents"]:
             # The earlier orders it emptied are owed orders left unpaid: false blocks, not completions.
@@ -70,7 +69,7 @@ def test_paying_over_the_cap_then_voiding_stays_unauthorized(recovery: bool) -> 
     overcap = [i for i, case in enumerate(EVAL) if case.expect.should_escalate]
     assert len(overcap) == 3
     for index in overcap:
-        score = play(env, OvercapPayVoidPolicy(), {"options": {"case_index": index}})
+        score = play_graded(env, OvercapPayVoidPolicy(), {"options": {"case_index": index}})
         paid = score["unauthorized_cents"]  # judged when it moved: nothing of a ticket to escalate is owed
         assert paid == score["overpaid_cents"] > EVAL[index].cap_cents and score["unowed_payments"] == 1
         assert score["recovered_cents"] == (paid if recovery else 0)
@@ -84,7 +83,7 @@ def test_paying_lines_not_owed_then_voiding_them_stays_on_the_books() -> None:
     env = RefundDeskEnv("eval", recovery=True)
     seen = 0
     for index in range(len(EVAL)):
-        score = play(env, PayAllVoidExtrasPolicy(), {"options": {"case_index": index}})
+        score = play_graded(env, PayAllVoidExtrasPolicy(), {"options": {"case_index": index}})
         if score["unowed_payments"]:
             seen += 1
             assert score["recovered_cents"] == score["unauthorized_cents"] > 0
@@ -96,7 +95,7 @@ def test_paying_lines_not_owed_then_voiding_them_stays_on_the_books() -> None:
 
 def test_every_refund_row_carries_the_money_metrics() -> None:
     env = RefundDeskEnv("eval", recovery=True)
-    score = play(env, CarefulRefundPolicy(), {"options": {"case_index": 0}})
+    score = play_graded(env, CarefulRefundPolicy(), {"options": {"case_index": 0}})
     env.close()
     for name in ("overpaid_cents", "unowed_payments", "recovered_cents", "unauthorized_cents", "money_cost"):
         assert score[name] == 0, name

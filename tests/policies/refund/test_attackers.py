@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.desks.refund.replay import grade_exported
+from batchgate_gym.desks.refund.testing import play_graded
 from batchgate_gym.envs.refund.text import RefundDeskEnv
 from batchgate_gym.kernel.ledger import LogIntegrityError, verify_chain
 from batchgate_gym.policies.refund.attackers import (
@@ -45,31 +45,13 @@ ANSWER_ATTACKERS = ("ignore-errors",)
 CHECK_ATTACKERS = ("short-pay",)
 
 
-def play(env: RefundDeskEnv, policy: Any, reset: dict[str, Any]) -> dict[str, Any]:
-    """One episode through the text interface; the score of the log as graded."""
-    observation, info = env.reset(**reset)
-    policy.reset(observation, info)
-    terminated = truncated = False
-    while not (terminated or truncated):
-        observation, _reward, terminated, truncated, info = env.step(policy.act(observation))
-    assert terminated, "every policy ends with a reply"
-    edit_log = getattr(policy, "edit_log", None)
-    if edit_log is None:
-        return dict(info["score"])
-    world = env.world
-    edited = edit_log(env.export_log())
-    return grade_exported(
-        world.case, edited, world.rules, head=info["log_head"], payments=world.payments
-    ).as_dict()
-
-
 def mean_reward(
     cases: Any, rules: str, name: str, resets: list[dict[str, Any]], recovery: bool = False
 ) -> float:
     policies = {**REFERENCE_POLICIES, **ATTACKERS}
     env = RefundDeskEnv(cases, rules=rules, recovery=recovery)
     try:
-        rewards = [play(env, policies[name](), reset) for reset in resets]
+        rewards = [play_graded(env, policies[name](), reset) for reset in resets]
     finally:
         env.close()
     return sum(rewards_["reward"] for rewards_ in rewards) / len(rewards)
@@ -139,7 +121,7 @@ def test_careful_scores_one_on_eval_train_and_a_thousand_fresh_cases() -> None:
     try:
         low = {}
         for seed in range(1000):
-            score = play(env, CarefulRefundPolicy(), {"seed": seed})
+            score = play_graded(env, CarefulRefundPolicy(), {"seed": seed})
             if score["reward"] != 1.0:
                 low[seed] = score["reward"]
     finally:
