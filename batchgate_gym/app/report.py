@@ -237,7 +237,9 @@ def report_results(
             print(f"batchgate report: notice: {notice}", file=sys.stderr)
     if not loaded:
         raise SystemExit(f"batchgate report: no rows in {', '.join(paths)}")
-    print(dumps(summary.report_json(loaded, desk)) if as_json else summary.report_text(loaded, desk))
+    print(
+        dumps(summary.model_report_json(loaded, desk)) if as_json else summary.model_report_text(loaded, desk)
+    )
     return 0
 
 

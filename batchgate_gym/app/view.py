@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclass(frozen=True)
-class Rollout:
+class RolloutRow:
     """One row of a results file, as the page shows it."""
 
     desk: str
@@ -64,14 +64,14 @@ class View:
     """Everything on the page: rollouts in file order, and each desk's models summed up."""
 
     files: tuple[str, ...]
-    rollouts: tuple[Rollout, ...]
+    rollouts: tuple[RolloutRow, ...]
     summaries: Mapping[str, Mapping[str, Mapping[str, Any]]]  # desk -> model -> summarize()
 
 
 def load_view(paths: Sequence[Path | str]) -> View:
     """Read and re-grade every file (a file holds one desk's rows; files may differ in desk)."""
     by_desk: dict[str, list[Path]] = {}
-    rollouts: list[Rollout] = []
+    rollouts: list[RolloutRow] = []
     for path in map(Path, paths):
         if not path.exists():
             raise ResultsError(f"{path}: no such results file")
@@ -86,7 +86,7 @@ def load_view(paths: Sequence[Path | str]) -> View:
                 float(score["reward"]) if isinstance(score, Mapping) and row.get("error") is None else None
             )
             rollouts.append(
-                Rollout(
+                RolloutRow(
                     desk=str(row.get("desk", "")),
                     model=str(row.get("model", "")),
                     case_id=str(row.get("case_id", "")),
@@ -247,7 +247,7 @@ def message(item: Mapping[str, Any], mode: str) -> str:
     return f"<li class='msg {esc(role)}'><span class='role'>{esc(label)}</span><pre>{esc(text)}</pre></li>"
 
 
-def score_table(rollout: Rollout) -> str:
+def score_table(rollout: RolloutRow) -> str:
     score = rollout.row.get("score")
     if not isinstance(score, Mapping):
         return ""
@@ -268,7 +268,7 @@ def score_table(rollout: Rollout) -> str:
     return f"<table class='score'>{''.join(rows)}</table>"
 
 
-def infra_error(rollout: Rollout) -> str:
+def infra_error(rollout: RolloutRow) -> str:
     error = rollout.row.get("error")
     if not isinstance(error, Mapping):
         return ""
@@ -276,7 +276,7 @@ def infra_error(rollout: Rollout) -> str:
     return f"<p class='infra-error'>infra error (not scored): {esc(parts)}</p>"
 
 
-def rollout_article(rollout: Rollout) -> str:
+def rollout_article(rollout: RolloutRow) -> str:
     row = rollout.row
     mode = str(row.get("mode", "tools"))
     usage = row.get("usage") or {}

@@ -218,7 +218,7 @@ def _average(values: Iterable[float]) -> float:
     return sum(items) / len(items)
 
 
-def report_json(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> dict[str, Any]:
+def model_report_json(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> dict[str, Any]:
     shared, left = common_cases(results)
     cases = shared if len(results) > 1 else None
     out: dict[str, Any] = {
@@ -229,10 +229,10 @@ def report_json(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DE
     return out
 
 
-def report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> str:
+def model_report_text(results: Mapping[str, ModelResults], desk_name: str = DEFAULT_DESK) -> str:
     """Markdown tables, one column per model: headline, per family, reward distribution."""
     desk = registry.get(desk_name)
-    report = report_json(results, desk_name)
+    report = model_report_json(results, desk_name)
     summaries = report["policies"]
     names = list(summaries)
     headline = desk.scoring.terms if desk.scoring.headline_terms is None else desk.scoring.headline_terms
@@ -377,10 +377,10 @@ __all__ = [
     "REWARD_BINS",
     "bootstrap_ci95",
     "common_cases",
+    "model_report_json",
+    "model_report_text",
     "pass_at_k",
     "pass_hat_k",
-    "report_json",
-    "report_text",
     "run_fields",
     "summarize",
 ]

@@ -10,7 +10,7 @@ import pytest
 from benchmark_scripts import load_script
 
 from batchgate_gym.llm.results import load_results
-from batchgate_gym.llm.summary import report_json
+from batchgate_gym.llm.summary import model_report_json
 
 
 @pytest.mark.slow  # server: the benchmark script over every scripted player
@@ -24,7 +24,7 @@ def test_the_script_writes_one_regradable_file_per_scripted_player(tmp_path: Pat
     paths = [tmp_path / f"{name}.jsonl" for name in names]
     rollouts = 3 * script.ROLLOUTS
     assert all(len(path.read_text().splitlines()) == rollouts for path in paths)
-    report = report_json(load_results(paths), "gate")["policies"]
+    report = model_report_json(load_results(paths), "gate")["policies"]
     assert list(report) == names
     careful = report["scripted-careful"]
     assert careful["mean_reward"] == 1.0 and careful["ci95"] == [1.0, 1.0]

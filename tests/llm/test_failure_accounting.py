@@ -17,7 +17,7 @@ from batchgate_gym.app.cli import main
 from batchgate_gym.llm.results import load_results
 from batchgate_gym.llm.runner import RunStopped
 from batchgate_gym.llm.server import estimate_tokens
-from batchgate_gym.llm.summary import report_json
+from batchgate_gym.llm.summary import model_report_json
 
 from .support import rows, run_model, serving
 
@@ -45,7 +45,7 @@ def test_rollouts_that_overflow_the_context_are_scored_and_in_the_mean(tmp_path:
     assert all(row["error"] is None and row["score"] is not None for row in found)
     assert all(row["score"]["reward"] < 1.0 for row in overflowed)  # no report: paid as unfinished
     assert {row["ended"] for row in found} == {"finished", "context_overflow"}
-    report = report_json(load_results([out]), "gate")["policies"]["m"]
+    report = model_report_json(load_results([out]), "gate")["policies"]["m"]
     every = [Fraction(row["score"]["reward"]) for row in found]
     assert report["scored"] == 16 and report["infra_errors"] == 0 and report["truncated"] == 8
     assert report["mean_reward"] == round(float(sum(every) / len(every)), 4) < 1.0
@@ -60,7 +60,7 @@ def test_an_answer_cut_at_max_tokens_ends_the_rollout_as_length(tmp_path: Path) 
     assert all(row["ended"] == "length" and row["turns"] == 1 for row in found)
     assert all(row["messages"][-1]["role"] == "assistant" for row in found)  # kept in the transcript
     assert all(len(row["log"]) == 2 for row in found)  # the log's begin and seal: the cut answer never ran
-    report = report_json(load_results([out]), "gate")["policies"]["m"]
+    report = model_report_json(load_results([out]), "gate")["policies"]["m"]
     assert report["scored"] == 2 and report["truncated"] == 2
 
 

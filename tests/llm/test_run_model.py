@@ -9,7 +9,7 @@ import pytest
 
 from batchgate_gym import evaluate
 from batchgate_gym.llm.results import load_results
-from batchgate_gym.llm.summary import report_json
+from batchgate_gym.llm.summary import model_report_json
 
 from .support import rows, run_model, serving
 
@@ -37,7 +37,7 @@ def test_through_the_server_every_case_scores_what_evaluate_gives(
     expected = {episode.case_id: episode.reward for episode in direct[policy].episodes}
     got = {row["case_id"]: row["score"]["reward"] for row in rows(out)}
     assert got == expected
-    report = report_json(load_results([out]), "gate")["policies"][f"scripted-{policy}"]
+    report = model_report_json(load_results([out]), "gate")["policies"][f"scripted-{policy}"]
     assert {case: entry["reward"] for case, entry in report["per_case"].items()} == expected
     assert report["mean_reward"] == direct[policy].overall.mean("reward")
     assert report["infra_errors"] == 0
@@ -72,7 +72,7 @@ def test_with_transport_faults_each_rollout_is_scored_or_an_infra_error(tmp_path
     # Each keeps its evidence: the log as far as it went, sealed as the machine's failure.
     assert all(r["log"][-1]["args"]["reason"].startswith("infra error: ") for r in infra)
     assert all(r["head"] == r["log"][-1]["hash"] for r in infra)
-    report = report_json(load_results([out]), "gate")["policies"]["careful"]
+    report = model_report_json(load_results([out]), "gate")["policies"]["careful"]
     assert report["infra_errors"] == len(infra)
     assert report["scored"] == len(scored) and report["mean_reward"] == 1.0
     assert report["reward_distribution"]["0 to <0.25"] == 0  # no infra error counted as a 0

@@ -16,7 +16,7 @@ from .config import RunConfig
 LOG = logging.getLogger(__name__)  # unconfigured, its warnings reach stderr as bare lines
 
 
-class InfraError(Exception):
+class ServiceFailure(Exception):
     """The service failed a request for good (after retries, or with a status not worth retrying)."""
 
     def __init__(self, cause: BaseException, attempts: int) -> None:
@@ -196,7 +196,7 @@ async def ask(
 ) -> dict[str, Any]:
     """The model's next assistant message, retried on transport faults.
 
-    Raises :class:`InfraError` when the faults outlast the retries, :class:`CutShort`
+    Raises :class:`ServiceFailure` when the faults outlast the retries, :class:`CutShort`
     when the rollout must end unfinished, :class:`RunStopped` when the run must.
     """
     first_turn = not any(message.get("role") == "assistant" for message in chat.messages)
@@ -231,7 +231,7 @@ def _unless_retried(
     exc: Exception, config: RunConfig, first_turn: bool, attempt: int, first: FirstRequest | None
 ) -> None:
     """Return when a failed request is to be sent again; otherwise raise what its failure means
-    (:class:`RunStopped`, :class:`CutShort` or :class:`InfraError`). ``first`` is given for the
+    (:class:`RunStopped`, :class:`CutShort` or :class:`ServiceFailure`). ``first`` is given for the
     run's first request, sent alone: a run whose server cannot be reached stops there."""
     alone = first is not None
     verdict = classify(exc, config, first_turn)
@@ -245,7 +245,7 @@ def _unless_retried(
     if verdict in ("context_overflow", "rejected"):
         raise CutShort(verdict, _error_text(exc)) from exc
     if attempt >= config.max_retries:
-        raise InfraError(exc, attempt + 1) from exc
+        raise ServiceFailure(exc, attempt + 1) from exc
 
 
 def _waiting(exc: BaseException, config: RunConfig) -> str:
@@ -347,9 +347,9 @@ __all__ = [
     "RETRY_STATUSES",
     "CutShort",
     "FirstRequest",
-    "InfraError",
     "MalformedResponse",
     "RunStopped",
+    "ServiceFailure",
     "ask",
     "assistant_message",
     "classify",

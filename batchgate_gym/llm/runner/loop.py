@@ -17,7 +17,7 @@ from batchgate_gym.kernel.infra import INFRA_SEAL
 from .. import certified
 from ..chat import ChatEpisode, ChatSettings
 from ..results import read_rows, trim_partial_line
-from .asking import CutShort, FirstRequest, InfraError, ask
+from .asking import CutShort, FirstRequest, ServiceFailure, ask
 from .config import CUT_SHORT, RunConfig, RunSummary
 from .resume import (
     check_resumable,
@@ -276,7 +276,7 @@ async def play_rollout(
     try:
         chat.reset(seed=row["seed"], options={"case_index": index})
         info, ended = await _converse(client, config, chat, rollout, tally, first)
-    except InfraError as exc:
+    except ServiceFailure as exc:
         error = _infra_error(type(exc.cause).__name__, str(exc.cause), exc.attempts)
         # The evidence: the log as far as it went, sealed as the machine's failure, not the model's.
         info = env.unwrapped.end_unfinished(f"{INFRA_SEAL}the model's service failed: {error['class']}")

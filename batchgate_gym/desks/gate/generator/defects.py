@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .context import CaseContext
-from .rows import SALE_STATUSES, SIGNUP_DATES, WINDOW_DATES, big_cents, money, plausible_cents
+from .rows import SALE_STATUSES, SIGNUP_DATES, WINDOW_DATES, amount_text, big_cents, plausible_cents
 
 Rows = list[dict[str, str]]
 Planter = Callable[[CaseContext, Rows, "Free"], None]
@@ -80,7 +80,7 @@ def as_sale(rng: random.Random, row: dict[str, str]) -> dict[str, str]:
     """Make a refund row an ordinary sale, so a later edit breaks only its own rule."""
     if row["status"] == "refunded":
         row["status"] = rng.choice(SALE_STATUSES)
-        row["amount"] = money(plausible_cents(rng))
+        row["amount"] = amount_text(plausible_cents(rng))
     return row
 
 
@@ -118,7 +118,7 @@ def corrected_order(ctx: CaseContext, rows: Rows, free: Free) -> None:
     source, target = free.take(2)
     row = dict(rows[source])
     cents = plausible_cents(ctx.rng)
-    row["amount"] = money(-cents if row["status"] == "refunded" else cents)
+    row["amount"] = amount_text(-cents if row["status"] == "refunded" else cents)
     rows[target] = row
 
 
@@ -175,34 +175,34 @@ def cents_as_dollars(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A sale in cents read as dollars: 100 times a plausible amount, above the cap."""
     (i,) = free.take()
     row = as_sale(ctx.rng, rows[i])
-    row["amount"] = money(big_cents(ctx.rng) * 100)
+    row["amount"] = amount_text(big_cents(ctx.rng) * 100)
 
 
 def cents_as_dollars_refund(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A refund in cents read as dollars: below the refund floor of -50000."""
     (i,) = free.take()
     rows[i]["status"] = "refunded"
-    rows[i]["amount"] = money(-big_cents(ctx.rng) * 100)
+    rows[i]["amount"] = amount_text(-big_cents(ctx.rng) * 100)
 
 
 def negative_sale(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A negative amount on an order that is not a refund."""
     (i,) = free.take()
     row = as_sale(ctx.rng, rows[i])
-    row["amount"] = money(-plausible_cents(ctx.rng))
+    row["amount"] = amount_text(-plausible_cents(ctx.rng))
 
 
 def positive_refund(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A refund booked with a positive amount."""
     (i,) = free.take()
     rows[i]["status"] = "refunded"
-    rows[i]["amount"] = money(plausible_cents(ctx.rng))
+    rows[i]["amount"] = amount_text(plausible_cents(ctx.rng))
 
 
 def zero_amount(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A sale of 0.00: the contract wants more than zero."""
     (i,) = free.take()
-    as_sale(ctx.rng, rows[i])["amount"] = money(0)
+    as_sale(ctx.rng, rows[i])["amount"] = amount_text(0)
 
 
 # --- orders: currency, status, order_date -----------------------------------------

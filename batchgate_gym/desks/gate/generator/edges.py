@@ -11,33 +11,33 @@ from __future__ import annotations
 from ..contract import MAX_AMOUNT, WINDOW_END, WINDOW_START
 from .context import CaseContext
 from .defects import Free, Planter, Rows, as_sale
-from .rows import money, plausible_cents
+from .rows import amount_text, plausible_cents
 
 
 def refunds(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """Two or three refunds, each with a negative amount."""
     for i in free.some(ctx.rng, 2, 3):
         rows[i]["status"] = "refunded"
-        rows[i]["amount"] = money(-plausible_cents(ctx.rng))
+        rows[i]["amount"] = amount_text(-plausible_cents(ctx.rng))
 
 
 def at_cap(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A sale of exactly the cap, 50000.00 (the cap is inclusive)."""
     (i,) = free.take()
-    as_sale(ctx.rng, rows[i])["amount"] = money(MAX_AMOUNT * 100)
+    as_sale(ctx.rng, rows[i])["amount"] = amount_text(MAX_AMOUNT * 100)
 
 
 def smallest_sale(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A sale of 0.01, the smallest amount above zero."""
     (i,) = free.take()
-    as_sale(ctx.rng, rows[i])["amount"] = money(1)
+    as_sale(ctx.rng, rows[i])["amount"] = amount_text(1)
 
 
 def refund_floor(ctx: CaseContext, rows: Rows, free: Free) -> None:
     """A refund of exactly -50000.00 (the floor is inclusive)."""
     (i,) = free.take()
     rows[i]["status"] = "refunded"
-    rows[i]["amount"] = money(-MAX_AMOUNT * 100)
+    rows[i]["amount"] = amount_text(-MAX_AMOUNT * 100)
 
 
 def last_day(ctx: CaseContext, rows: Rows, free: Free) -> None:

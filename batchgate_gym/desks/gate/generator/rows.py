@@ -32,12 +32,12 @@ WAREHOUSE_CUSTOMERS = 20
 WAREHOUSE_ORDERS = 30
 
 
-def money(cents: int) -> str:
+def amount_text(cents: int) -> str:
     """Cents as the string the exports carry: ``117806`` -> ``"1178.06"``."""
     return _MONEY % divmod(cents, 100) if cents >= 0 else _REFUND % divmod(-cents, 100)
 
 
-_MONEY, _REFUND = "%d.%02d", "-%d.%02d"  # whole units and cents, as ``money`` writes them
+_MONEY, _REFUND = "%d.%02d", "-%d.%02d"  # whole units and cents, as ``amount_text`` writes them
 
 
 def email_for(customer_id: str) -> str:
@@ -65,7 +65,7 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
     statuses = rng.choices(ALLOWED_STATUS, cum_weights=_STATUS_CUM, k=count)
     cents = rng.choices(AMOUNT_CENTS, k=count)
     dates = rng.choices(WINDOW_DATES, k=count)
-    sale, refund = _MONEY, _REFUND  # money(cents) of a sale, money(-cents) of a refund
+    sale, refund = _MONEY, _REFUND  # amount_text(cents) of a sale, amount_text(-cents) of a refund
     return [
         {
             "order_id": order_id,
