@@ -4,7 +4,7 @@ Builds TPC-H at a scale factor (1 by default) from nothing, in a fresh cache
 directory, and times each copy the stores read (the generator's Parquet and CSV,
 the typed tables, the DuckDB file, the SQLite file); then plays careful on every
 level-7 question in every store under the budgets the stores give that scale
-(:func:`~batchgate_gym.desks.analyst.stores.budget_scale`: at SF 1 ten times the
+(:func:`~batchgate_gym.desks.analyst.engines.base.budget_scale`: at SF 1 ten times the
 defaults, 20 s of CPU a DuckDB or PostgreSQL query, 200 million VM steps and 20 s a
 SQLite one) and records its reward, the episode's wall time (the first episode on
 a store also builds the store's copies: the counterfactual datasets included)
@@ -56,8 +56,8 @@ def timed(step: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
-    from batchgate_gym.desks.analyst.canonical import dataset_dir, tables_of
-    from batchgate_gym.desks.analyst.market import DataSpec
+    from batchgate_gym.desks.analyst.datasets.canonical import dataset_dir, tables_of
+    from batchgate_gym.desks.analyst.datasets.market import DataSpec
 
     spec = DataSpec(0, 0, tpch=sf)
     steps: list[tuple[str, Callable[[], Any]]] = [
@@ -83,7 +83,7 @@ def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
 def cases(sf: float, stores: list[str]) -> list[Any]:
     from batchgate_gym.desks.analyst.cases import case_from_dict
     from batchgate_gym.desks.analyst.generator import build_case
-    from batchgate_gym.desks.analyst.questions import of_level
+    from batchgate_gym.desks.analyst.questions.market_questions import of_level
 
     built = [
         timed(lambda t=template, i=index: build_case(500 + i, template=t.id, tpch_scale=sf))
@@ -185,10 +185,10 @@ def query_costs(sf: float, stores: list[str]) -> list[dict[str, Any]]:
     does the work, or of the server's backend for postgres; and SQLite's VM steps, counted
     to the guard's step granularity) against the budget,
     and whether the store answered. No episode, no copies: each store's cost alone."""
+    from batchgate_gym.desks.analyst.datasets.market import DataSpec
+    from batchgate_gym.desks.analyst.engines.stores import open_store
     from batchgate_gym.desks.analyst.generator import build_case
-    from batchgate_gym.desks.analyst.market import DataSpec
-    from batchgate_gym.desks.analyst.questions import of_level
-    from batchgate_gym.desks.analyst.stores import open_store
+    from batchgate_gym.desks.analyst.questions.market_questions import of_level
     from batchgate_gym.policies.analyst.tpch_sql import tpch_solution
 
     queries = [

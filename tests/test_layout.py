@@ -213,6 +213,38 @@ def test_the_kernel_imports_no_desk_and_desks_never_import_each_other():
             assert stray == [], (module, stray)
 
 
+# The analyst's subpackages, each importing only those before it: its data, then its engines (which
+# read the data's files); its questions and their answers stand alone; the episode's own modules
+# (cases, world, grader ...) sit above all three.
+_ANALYST = "batchgate_gym.desks.analyst"
+_ANALYST_LAYERS = {"datasets": set(), "questions": set(), "engines": {"datasets"}}
+
+
+def _analyst_part(name: str) -> str | None:
+    """The analyst subpackage (or top-level module) ``name`` is in; ``None`` outside the desk."""
+    return name[len(_ANALYST) + 1 :].split(".")[0] if name.startswith(_ANALYST + ".") else None
+
+
+def test_the_analyst_subpackages_import_down_and_its_modules_in_no_circle():
+    modules = {m: p for m, p in _modules(CORE, "batchgate_gym").items() if _is_within(m, (_ANALYST,))}
+    graph = {m: {n for n, _eager in _imports(m, p) if n in modules and n != m} for m, p in modules.items()}
+    assert {f"{_ANALYST}.engines.stores", f"{_ANALYST}.questions.template"} <= set(graph)
+    for module, imported in graph.items():
+        part = _analyst_part(module)
+        if part in _ANALYST_LAYERS:
+            reached = {_analyst_part(n) for n in imported} - {part}
+            assert reached <= _ANALYST_LAYERS[part], (module, sorted(map(str, reached)))
+    # a circle, lazy imports included: a module that reaches itself again
+    for start in graph:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            current = todo.pop()
+            assert current != start, f"{start} imports itself through {sorted(seen)}"
+            if current not in seen:
+                seen.add(current)
+                todo.extend(graph[current])
+
+
 # Arrows point down: the command line (``app``) is built on the play loop (``evaluation``), the
 # benchmark, the servers, the model harness, the desks and the kernel, never the reverse, not even
 # inside a function; the root package's lazy names come from below it too.

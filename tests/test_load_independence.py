@@ -30,7 +30,7 @@ MIDQUERY = """
 import json, os, signal, sys, threading
 from batchgate_gym.desks import registry
 from batchgate_gym.evaluation import evaluate
-from batchgate_gym.desks.analyst.stores import DuckStore
+from batchgate_gym.desks.analyst.engines.duck_store import DuckStore
 from batchgate_gym.kernel.sqlguard import SqlGuard
 
 def preempted(run):

@@ -97,7 +97,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def _measure(group: str, repeats: int) -> dict[str, Any]:
-    from batchgate_gym.desks.analyst.stores import open_store
+    from batchgate_gym.desks.analyst.engines.stores import open_store
     from batchgate_gym.desks.analyst.world import visible_tables
 
     desk = get("analyst")  # the environment and the policy come through the registry

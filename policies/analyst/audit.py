@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from batchgate_gym.desks.analyst.engines.base import StoreFailure, StoreRefused, StoreResult
 from batchgate_gym.desks.analyst.grader import CHECKS, grade
-from batchgate_gym.desks.analyst.stores import StoreFailure, StoreRefused, StoreResult
 from batchgate_gym.evaluation.audit import DeskAudit
 from batchgate_gym.kernel.grader_checks import checks_off
 

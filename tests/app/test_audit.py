@@ -27,9 +27,9 @@ from batchgate_gym.app.audit import (
 )
 from batchgate_gym.app.cli import main
 from batchgate_gym.desks import registry
+from batchgate_gym.desks.analyst.engines.stores import STORES
 from batchgate_gym.desks.analyst.grader import CHECKS as ANALYST_GRADER
-from batchgate_gym.desks.analyst.questions import LEVELS
-from batchgate_gym.desks.analyst.stores import STORES
+from batchgate_gym.desks.analyst.questions.market_questions import LEVELS
 from batchgate_gym.desks.gate.grader import CHECKS
 from batchgate_gym.kernel.grader_checks import GraderChecks, checks_off
 from batchgate_gym.policies.analyst.reference import CAREFUL_CHECKS as ANALYST_CHECKS

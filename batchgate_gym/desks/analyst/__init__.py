@@ -9,15 +9,21 @@ ends with an answer and the queries that support it, or declines a question the
 data cannot answer. The reference answer is computed apart, with polars over a
 canonical Parquet copy; the grader re-runs the cited queries.
 
-The modules, one reason to change each:
+The modules, one reason to change each, in three subpackages and the episode's own:
 
-* :mod:`.market` the seeded data and its planted dirt; :mod:`.canonical` the files;
-* :mod:`.questions` the templates (levels 1 to 7, conventions, answer types, tolerances); :mod:`.tpch` level 7's TPC-H data;
-* :mod:`.reference` the references, in polars, sharing nothing with any store's SQL;
-* :mod:`.stores` the engines, each bounded and read-only by construction;
-* :mod:`.cases` the case format; :mod:`.generator` cases, splits, procedural cases;
+* :mod:`.datasets` the data: the seeded marketplace and its dirt (:mod:`.datasets.market`),
+  TPC-H (:mod:`.datasets.tpch`), the files every store reads (:mod:`.datasets.canonical`);
+* :mod:`.questions` the templates (levels 1 to 7, conventions, answer types, tolerances) and
+  their expected answers, in polars, sharing nothing with any store's SQL;
+* :mod:`.engines` the stores, each bounded and read-only by construction, and how to open one;
+* :mod:`.cases` the case format; :mod:`.generator` cases and splits; :mod:`.sources` where an
+  environment's cases come from (a split, a file, procedural seeds);
 * :mod:`.tools`, :mod:`.prompt`, :mod:`.world` the tools, the task text, one episode;
-* :mod:`.grader` and :mod:`.replay` the score from the log and a re-run of the evidence.
+* :mod:`.grader` the score from the log, :mod:`.counterfactual` the copies of the data the
+  evidence is re-run on, :mod:`.replay` a re-run of a log;
+* :mod:`.ablation` each score term taken out, and which policies' order that changes;
+* :mod:`.dependencies` the extra's libraries checked first; :mod:`.spec` the desk's entry
+  in the registry; :mod:`.testing` the tampering and episode machines the tests use.
 """
 
 # The extra of setup.cfg that brings the desk's libraries (the base install lacks them);

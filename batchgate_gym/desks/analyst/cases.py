@@ -5,7 +5,7 @@ and at level 6 the snapshot date and the declared change; at level 7 the TPC-H
 scale factor alone, ``{"tpch": 0.01}``), the store(s) the agent
 queries, the question with its parameters, and what the grader needs: the answer
 type, the tolerance, the tables the answer depends on, whether the data can answer
-it, and the reference answer (computed by :mod:`.reference` when the case was made).
+it, and the reference answer (computed by :mod:`.questions.market_answers` when the case was made).
 The agent sees the stores and the question only. A broken line fails with the file,
 the line and the field.
 """
@@ -25,10 +25,10 @@ from batchgate_gym.kernel.case_files import check_unique, read_case_file, read_j
 from batchgate_gym.kernel.ledger import canonical_json
 from batchgate_gym.kernel.plain import frozen
 
-from .market import Change, DataSpec, check_scale
-from .questions import BY_ID
-from .stores import OPTIONAL_STORES, STORES
-from .tpch import check_sf
+from .datasets.market import Change, DataSpec, check_scale
+from .datasets.tpch import check_sf
+from .engines.stores import OPTIONAL_STORES, STORES
+from .questions.market_questions import BY_ID
 
 CASE_KEYS = (
     "case_id",

@@ -9,7 +9,7 @@ with every non-key column shuffled by it. At level 4 the catalog
 orders' side is drawn anew: an analyst carries the catalog's ids from one engine into the
 other by hand, and those ids must still name the same products and sellers.
 
-Each copy has its own reference answer (:mod:`.reference` over the copy's
+Each copy has its own reference answer (:mod:`.questions.market_answers` over the copy's
 tables). The grader re-runs the cited queries on every copy and credits the
 evidence only if each copy's results show that copy's reference: a constant, a
 count shifted to the answer, or a query that ignores the data shows the case's
@@ -29,12 +29,13 @@ import polars as pl
 
 from batchgate_gym.kernel.ledger import canonical_json
 
-from .canonical import canonical_tables
 from .cases import AnalystCase
-from .market import DataSpec
-from .questions import CATALOG
-from .reference import reference
-from .stores import Store, open_store
+from .datasets.canonical import canonical_tables
+from .datasets.market import DataSpec
+from .engines.base import Store
+from .engines.stores import open_store
+from .questions.market_answers import expected_answer
+from .questions.market_questions import CATALOG
 
 COPIES = 2  # counterfactual copies per case: each an independent draw
 
@@ -72,7 +73,7 @@ def _copy(case: AnalystCase, index: int) -> Copy:
     if cross:
         original = canonical_tables(case.data)
         tables.update({name: original[name] for name in CATALOG})
-    return Copy(data, reference(case.family, tables, case.params))
+    return Copy(data, expected_answer(case.family, tables, case.params))
 
 
 _COPIES: dict[str, tuple[Copy, ...]] = {}

@@ -55,7 +55,7 @@ from batchgate_gym.kernel.scoring import WeightedScore, checked_weights
 
 from . import counterfactual
 from .cases import AnalystCase
-from .stores import Store, StoreFailure, StoreRefused, StoreResult
+from .engines.base import Store, StoreFailure, StoreRefused, StoreResult
 from .tools import FINISHING
 from .world import INFRA, parse_answer, parse_evidence, visible_tables
 

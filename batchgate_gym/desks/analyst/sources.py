@@ -14,8 +14,8 @@ from typing import Any
 
 from batchgate_gym.kernel.case_sources import DeskCases, ProceduralCaseSource, procedural_case
 
-from . import forking
 from .cases import AnalystCase, case_from_dict, load_cases
+from .engines import forking
 from .generator import build_case
 from .generator.build import DEFAULT_SCALE, check_knobs, check_seed
 from .generator.splits import SPLITS, split_path

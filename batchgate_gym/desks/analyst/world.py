@@ -20,12 +20,13 @@ from batchgate_gym.kernel.codec import ToolCall, ToolSpec
 from batchgate_gym.kernel.infra import INFRA_NOTE
 from batchgate_gym.kernel.ledger import Ledger
 
-from . import forking
-from .canonical import table_names
 from .cases import AnalystCase
-from .market import TABLES
-from .questions import CATALOG
-from .stores import Store, StoreFailure, StoreRefused, open_store
+from .datasets.canonical import table_names
+from .datasets.market import TABLES
+from .engines import forking
+from .engines.base import Store, StoreFailure, StoreRefused
+from .engines.stores import open_store
+from .questions.market_questions import CATALOG
 from .tools import ANALYST_ENDING, ANALYST_TOOLS, FINISHING, MAX_EVIDENCE
 
 INFRA = INFRA_NOTE

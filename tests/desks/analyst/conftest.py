@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from batchgate_gym.desks.analyst import postgres_server
+from batchgate_gym.desks.analyst.engines import postgres_server
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from batchgate_gym.desks.analyst.engines.base import MAX_ROWS, StoreRefused
 from batchgate_gym.desks.analyst.replay import replay
-from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreRefused
 from batchgate_gym.kernel.infra import InfraFailure
 
 MARGIN = 1.5  # seconds past the budget a stopped query may take to return

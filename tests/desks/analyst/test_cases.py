@@ -13,7 +13,12 @@ import pytest
 from batchgate_gym.desks.analyst.cases import CaseFormatError, load_cases
 from batchgate_gym.desks.analyst.generator import SPLITS, build_case, split_path, write_split
 from batchgate_gym.desks.analyst.prompt import task_text
-from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, quarters_before, weeks_before
+from batchgate_gym.desks.analyst.questions.market_questions import (
+    LEVELS,
+    TEMPLATES,
+    quarters_before,
+    weeks_before,
+)
 from batchgate_gym.desks.analyst.sources import build_procedural
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
@@ -151,7 +156,7 @@ def test_a_snapshot_shows_orders_delivered_later_as_still_shipped() -> None:
 
     import polars as pl
 
-    from batchgate_gym.desks.analyst.market import DataSpec, generate
+    from batchgate_gym.desks.analyst.datasets.market import DataSpec, generate
 
     cutoff = dt.date(2018, 4, 10)
     full = generate(DataSpec(3, 2000))["orders"]

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.desks.analyst.canonical import cache_root
-from batchgate_gym.desks.analyst.market import DataSpec
+from batchgate_gym.desks.analyst.datasets.canonical import cache_root
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines.base import MAX_ROWS, StoreFailure, StoreRefused
+from batchgate_gym.desks.analyst.engines.stores import open_store
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
 from batchgate_gym.evaluation import evaluate
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.policies.analyst.reference import CarefulAnalyst
@@ -212,7 +213,7 @@ def test_the_same_questions_score_the_same_in_duckdb() -> None:
 
 @needs_chdb
 def test_a_dataset_dropped_under_an_open_store_is_an_infra_failure() -> None:
-    from batchgate_gym.desks.analyst.chdb_store import LOADED_DATASETS
+    from batchgate_gym.desks.analyst.engines.chdb_store import LOADED_DATASETS
 
     first = open_store("chdb", DataSpec(7, 50))
     for seed in range(LOADED_DATASETS):

@@ -16,13 +16,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batchgate_gym.desks.analyst.canonical import canonical_tables, tables_of
+from batchgate_gym.desks.analyst.datasets.canonical import canonical_tables, tables_of
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines.sqlite_store import SqliteStore
+from batchgate_gym.desks.analyst.engines.stores import open_store
 from batchgate_gym.desks.analyst.generator.build import data_spec, snapshot_params
 from batchgate_gym.desks.analyst.grader import same
-from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.questions import LEVELS, TEMPLATES, Template, of_level
-from batchgate_gym.desks.analyst.reference import reference
-from batchgate_gym.desks.analyst.stores import SqliteStore, open_store
+from batchgate_gym.desks.analyst.questions.market_answers import expected_answer
+from batchgate_gym.desks.analyst.questions.market_questions import LEVELS, TEMPLATES, Template, of_level
 from batchgate_gym.policies.analyst.sql import CROSS, PAGE, answer_from, catalog_page, cross_query, solution
 
 SEEDS = 200
@@ -75,7 +76,7 @@ def check_seed(templates: list[Template], seed: int) -> dict[str, str]:
     try:
         for template in templates:
             params = params_of(template, spec, seed)
-            want = reference(template.id, tables_of(spec), params)
+            want = expected_answer(template.id, tables_of(spec), params)
             got = sql_answer(template, params, store, "sqlite")
             assert agrees(template, got, want), (template.id, seed, params, got, want)
             answers[template.id] = json.dumps(want)
@@ -118,7 +119,7 @@ def test_level6_dialects_agree_on_a_sample(store_name: str) -> None:
         try:
             for template in of_level(6):
                 params = params_of(template, spec, seed)
-                want = reference(template.id, canonical_tables(spec), params)
+                want = expected_answer(template.id, canonical_tables(spec), params)
                 dialect = {"chdb": "clickhouse", "postgres": "postgres"}.get(store_name, "duckdb")
                 got = sql_answer(template, params, store, dialect)
                 assert got == want, (store_name, template.id, seed, got, want)
@@ -131,7 +132,7 @@ def test_unanswerable_templates_have_no_reference() -> None:
     assert {t.level for t in unanswerable} == {1, 2, 3, 5, 7}  # each the twin of an answerable one
     for template in unanswerable:
         tables = tables_of(data_spec(template, 1, SCALE))
-        assert reference(template.id, tables, template.draw(np.random.default_rng(0), tables)) is None
+        assert expected_answer(template.id, tables, template.draw(np.random.default_rng(0), tables)) is None
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -144,7 +145,7 @@ def test_duckdb_dialect_agrees_through_the_lake(seed: int) -> None:
         store = open_store("lake", spec)
         try:
             params = params_of(template, spec, seed)
-            want = reference(template.id, canonical_tables(spec), params)
+            want = expected_answer(template.id, canonical_tables(spec), params)
             assert agrees(template, sql_answer(template, params, store, "duckdb"), want), (template.id, seed)
         finally:
             store.close()

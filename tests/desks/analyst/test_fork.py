@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.desks.analyst.forking import ForkedAfterStartError
+from batchgate_gym.desks.analyst.engines.forking import ForkedAfterStartError
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.policies.analyst.reference import CarefulAnalyst
 

@@ -2,7 +2,7 @@
 
 Each test reads the engine's own catalogue, so an engine upgrade that brings a function
 fails here until the function is put on the allow-list or the refuse-list
-(``batchgate_gym/desks/analyst/function_lists.py``); and a function on neither list is
+(``batchgate_gym/desks/analyst/engines/function_lists.py``); and a function on neither list is
 refused by the store, not let through.
 """
 
@@ -12,10 +12,11 @@ import json
 
 import pytest
 
-from batchgate_gym.desks.analyst import chdb_store
-from batchgate_gym.desks.analyst.function_lists import CHDB, DUCKDB, chdb_aggregate
-from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.stores import StoreRefused, open_store
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines import chdb_store
+from batchgate_gym.desks.analyst.engines.base import StoreRefused
+from batchgate_gym.desks.analyst.engines.function_lists import CHDB, DUCKDB, chdb_aggregate
+from batchgate_gym.desks.analyst.engines.stores import open_store
 from batchgate_gym.kernel.engine_functions import FunctionLists
 
 from .test_chdb import needs_chdb

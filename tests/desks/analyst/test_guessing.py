@@ -20,7 +20,7 @@ import pytest
 
 from batchgate_gym.desks.analyst.generator import build_case
 from batchgate_gym.desks.analyst.generator.build import DRAWN_LEVELS
-from batchgate_gym.desks.analyst.questions import TEMPLATES, of_level
+from batchgate_gym.desks.analyst.questions.market_questions import TEMPLATES, of_level
 from batchgate_gym.policies.analyst.sql import DECLINE, read_question
 
 SEEDS = range(200)

@@ -24,12 +24,13 @@ import psutil
 import pytest
 
 from batchgate_gym.app.attacks import run_attacks
-from batchgate_gym.desks.analyst import postgres_server, postgres_store
 from batchgate_gym.desks.analyst.cases import case_from_dict
-from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.postgres_functions import POSTGRES
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines import postgres_server, postgres_store
+from batchgate_gym.desks.analyst.engines.base import MAX_ROWS, StoreFailure, StoreRefused
+from batchgate_gym.desks.analyst.engines.postgres_functions import POSTGRES
+from batchgate_gym.desks.analyst.engines.stores import open_store
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.desks.analyst.stores import MAX_ROWS, StoreFailure, StoreRefused, open_store
 from batchgate_gym.kernel.engine_functions import FunctionLists
 from batchgate_gym.kernel.infra import InfraFailure
 
@@ -260,9 +261,9 @@ def test_careful_is_perfect_on_the_postgres_split_and_every_policy_is_005_below(
 PROCESS = textwrap.dedent(
     """
     import os
-    from batchgate_gym.desks.analyst import postgres_server
-    from batchgate_gym.desks.analyst.market import DataSpec
-    from batchgate_gym.desks.analyst.stores import open_store
+    from batchgate_gym.desks.analyst.engines import postgres_server
+    from batchgate_gym.desks.analyst.datasets.market import DataSpec
+    from batchgate_gym.desks.analyst.engines.stores import open_store
 
     store = open_store("postgres", DataSpec(5, 50))
     assert store.run("SELECT count(*) AS n FROM orders").rows == [[50]]
@@ -365,8 +366,8 @@ def test_a_server_that_cannot_be_prepared_is_stopped_and_its_folder_removed(
 
 
 def test_each_dataset_and_share_of_one_has_its_own_database() -> None:
-    from batchgate_gym.desks.analyst.canonical import table_names
     from batchgate_gym.desks.analyst.counterfactual import copy_spec
+    from batchgate_gym.desks.analyst.datasets.canonical import table_names
 
     snapshot = next(c.data for c in split_cases("postgres") if c.level == 6)
     assert snapshot.change is not None

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batchgate_gym.desks.analyst.market import DataSpec
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines.base import StoreRefused, StoreResult
+from batchgate_gym.desks.analyst.engines.stores import STORES, open_store
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, StoreResult, open_store
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 
 SPEC = DataSpec(5, 300)

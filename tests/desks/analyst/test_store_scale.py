@@ -16,16 +16,12 @@ from typing import Any
 
 import pytest
 
-from batchgate_gym.desks.analyst import stores
-from batchgate_gym.desks.analyst.canonical import canonical_tables, dataset_dir
-from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.stores import (
-    SQLITE_BUDGET,
-    StoreRefused,
-    budget_scale,
-    open_store,
-    sqlite_budget,
-)
+from batchgate_gym.desks.analyst.datasets.canonical import canonical_tables, dataset_dir
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines import base, sqlite_store
+from batchgate_gym.desks.analyst.engines.base import StoreRefused, budget_scale
+from batchgate_gym.desks.analyst.engines.sqlite_store import SQLITE_BUDGET, sqlite_budget
+from batchgate_gym.desks.analyst.engines.stores import open_store
 
 SPEC = DataSpec(0, 0, tpch=0.01)
 # about 60,000 lineitem rows times the 25 nations and 5 regions: over the default 20 million
@@ -60,7 +56,7 @@ def test_a_tpch_sqlite_store_reads_its_database_file_read_only(monkeypatch: pyte
     def no_image(*_args: Any) -> bytes:
         raise AssertionError("a TPC-H dataset is not loaded as an image into the heap")
 
-    monkeypatch.setattr(stores, "sqlite_image_of", no_image)
+    monkeypatch.setattr(sqlite_store, "sqlite_image_of", no_image)
     store: Any = open_store("sqlite", SPEC)
     try:
         conn: sqlite3.Connection = store.guard.conn
@@ -100,7 +96,7 @@ def test_a_query_over_the_default_steps_runs_where_the_dataset_grants_more(
             store.run(HEAVY)
     finally:
         store.close()
-    monkeypatch.setattr(stores, "BUDGET_SF", SPEC.tpch / 10)  # SF 0.01 is now ten times the base
+    monkeypatch.setattr(base, "BUDGET_SF", SPEC.tpch / 10)  # SF 0.01 is now ten times the base
     store = open_store("sqlite", SPEC)
     try:
         assert store.run(HEAVY).rows[0][0] > 0
@@ -112,12 +108,12 @@ def test_a_query_over_the_default_steps_runs_where_the_dataset_grants_more(
 def test_duckdb_stores_scale_their_cpu_budget_and_safety_net(
     monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    monkeypatch.setattr(stores, "BUDGET_SF", SPEC.tpch / 10)
+    monkeypatch.setattr(base, "BUDGET_SF", SPEC.tpch / 10)
     store: Any = open_store(kind, SPEC)
     try:
-        assert store.seconds == pytest.approx(10 * stores.DUCK_CPU_SECONDS)
-        assert store.safety_net == pytest.approx(10 * stores.SAFETY_NET_SECONDS)
-        assert store.action.per_action == pytest.approx(10 * stores.DUCK_ACTION_CPU_SECONDS)
+        assert store.seconds == pytest.approx(10 * base.DUCK_CPU_SECONDS)
+        assert store.safety_net == pytest.approx(10 * base.SAFETY_NET_SECONDS)
+        assert store.action.per_action == pytest.approx(10 * base.DUCK_ACTION_CPU_SECONDS)
     finally:
         store.close()
     assert open_store(kind, SPEC, seconds=0.5).seconds == 0.5  # a budget asked for is kept

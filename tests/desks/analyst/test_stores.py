@@ -14,15 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from batchgate_gym.desks.analyst.canonical import dataset_dir
-from batchgate_gym.desks.analyst.market import DataSpec
-from batchgate_gym.desks.analyst.stores import (
-    MAX_ROWS,
-    STORES,
-    StoreFailure,
-    StoreRefused,
-    open_store,
-)
+from batchgate_gym.desks.analyst.datasets.canonical import dataset_dir
+from batchgate_gym.desks.analyst.datasets.market import DataSpec
+from batchgate_gym.desks.analyst.engines.base import MAX_ROWS, StoreFailure, StoreRefused
+from batchgate_gym.desks.analyst.engines.stores import STORES, open_store
 
 from .hostile import refuse_all, run_bounded
 
@@ -191,7 +186,7 @@ def test_stores_over_one_dataset_are_separate_connections_and_outlive_the_cache(
     import itertools
     import threading
 
-    from batchgate_gym.desks.analyst.stores import DUCK_BASES_KEPT
+    from batchgate_gym.desks.analyst.engines.duck_store import DUCK_BASES_KEPT
 
     first = open_store("lake", SPEC, seconds=BUDGET)
     other = open_store("lake", SPEC, seconds=5.0)

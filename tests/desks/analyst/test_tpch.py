@@ -18,18 +18,19 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batchgate_gym.desks.analyst.canonical import canonical_tables, dataset_dir, tables_of
 from batchgate_gym.desks.analyst.cases import CaseFormatError, case_from_dict
+from batchgate_gym.desks.analyst.datasets.canonical import canonical_tables, dataset_dir, tables_of
+from batchgate_gym.desks.analyst.datasets.tpch import TPCH_TABLES, generate
+from batchgate_gym.desks.analyst.engines.base import StoreRefused
+from batchgate_gym.desks.analyst.engines.stores import STORES, open_store
 from batchgate_gym.desks.analyst.generator import build_case
 from batchgate_gym.desks.analyst.generator.build import data_spec
 from batchgate_gym.desks.analyst.grader import same
-from batchgate_gym.desks.analyst.questions import of_level
-from batchgate_gym.desks.analyst.reference import reference
+from batchgate_gym.desks.analyst.questions.market_answers import expected_answer
+from batchgate_gym.desks.analyst.questions.market_questions import of_level
+from batchgate_gym.desks.analyst.questions.template import Template
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
-from batchgate_gym.desks.analyst.stores import STORES, StoreRefused, open_store
-from batchgate_gym.desks.analyst.template import Template
-from batchgate_gym.desks.analyst.tpch import TPCH_TABLES, generate
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv
 from batchgate_gym.evaluation import evaluate, report_json
 from batchgate_gym.policies.analyst.attackers import ATTACKERS
@@ -83,7 +84,7 @@ def test_reference_equals_sql_in_guarded_sqlite(template: Template) -> None:
     try:
         for seed in range(DRAWS):
             params = template.draw(np.random.default_rng(seed), tables_of(SPEC))
-            want = reference(template.id, canonical_tables(SPEC), params)
+            want = expected_answer(template.id, canonical_tables(SPEC), params)
             got = sql_answer(template, params, store, "sqlite")
             assert agrees(template, got, want), (template.id, params, got, want)
     finally:
@@ -96,7 +97,7 @@ def test_duckdb_dialect_agrees_in_each_duckdb_store(kind: str) -> None:
     try:
         for index, template in enumerate(ANSWERABLE):
             params = template.draw(np.random.default_rng(100 + index), tables_of(SPEC))
-            want = reference(template.id, canonical_tables(SPEC), params)
+            want = expected_answer(template.id, canonical_tables(SPEC), params)
             assert agrees(template, sql_answer(template, params, store, "duckdb"), want), (kind, template.id)
     finally:
         store.close()

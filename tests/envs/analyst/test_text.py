@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import check_env
 
 import batchgate_gym  # noqa: F401 - registers the ids
 from batchgate_gym.desks.analyst import ENV_ID
-from batchgate_gym.desks.analyst.canonical import dataset_dir
+from batchgate_gym.desks.analyst.datasets.canonical import dataset_dir
 from batchgate_gym.desks.analyst.replay import replay
 from batchgate_gym.desks.analyst.sources import split_cases
 from batchgate_gym.envs.analyst.text import AnalystDeskEnv

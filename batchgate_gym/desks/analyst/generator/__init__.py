@@ -1,7 +1,7 @@
 """Analyst case generator: procedural cases from a seed, and the fixed splits.
 
 A case is a plain dict in the JSONL format of :mod:`batchgate_gym.desks.analyst.cases`;
-its reference answer comes from :mod:`batchgate_gym.desks.analyst.reference` over the
+its reference answer comes from :mod:`batchgate_gym.desks.analyst.questions.market_answers` over the
 canonical Parquet copy of its dataset.
 """
 

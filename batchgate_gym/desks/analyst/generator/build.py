@@ -13,7 +13,7 @@ Level 7 datasets are TPC-H at a scale factor (0.01 unless ``tpch_scale`` says
 otherwise), the same rows whatever the seed; a seed that leaves the level open
 draws it from levels 1 to 6 (the draws of every seed stay what they were before
 level 7 came), so level 7 comes when it is asked for.
-The reference is computed by :mod:`..reference` from the canonical Parquet copy.
+The reference answer is computed by :mod:`..questions.market_answers` from the canonical Parquet copy.
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ import numpy as np
 
 from batchgate_gym.kernel.plain import check_seed
 
-from ..canonical import canonical_tables
 from ..cases import data_dict
-from ..market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
-from ..questions import (
+from ..datasets.canonical import canonical_tables
+from ..datasets.market import MAX_SCALE, MIN_SCALE, STATES, Change, DataSpec, check_scale
+from ..datasets.tpch import DEFAULT_SF, check_sf
+from ..engines.stores import OPTIONAL_STORES, STORES
+from ..questions.market_answers import expected_answer
+from ..questions.market_questions import (
     BY_ID,
     CROSS_PAIRS,
     CROSS_STORES,
@@ -40,9 +43,6 @@ from ..questions import (
     quarters_before,
     weeks_before,
 )
-from ..reference import reference
-from ..stores import OPTIONAL_STORES, STORES
-from ..tpch import DEFAULT_SF, check_sf
 
 DEFAULT_SCALE = 1000
 TPCH_LEVEL = 7
@@ -171,7 +171,7 @@ def build_case(
         "metrics": dict(chosen.metrics),
         "depends": [_placed(d, stores) for d in chosen.depends],
         "answerable": chosen.answerable,
-        "expected": reference(chosen.id, tables, params),
+        "expected": expected_answer(chosen.id, tables, params),
         "split": split,
     }
 

@@ -37,8 +37,8 @@ from typing import Any
 from batchgate_gym.kernel.case_files import check_split, write_jsonl
 
 from ..cases import dumps_case
-from ..questions import CROSS_PAIRS, TEMPLATES, Template
-from ..stores import STORES
+from ..engines.stores import STORES
+from ..questions.market_questions import CROSS_PAIRS, TEMPLATES, Template
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
 SPLITS = ("eval", "train", "tpch", "chdb", "postgres", "holdout")

@@ -37,26 +37,23 @@ from typing import Any
 import polars as pl
 
 from batchgate_gym.kernel.infra import Clocks, InfraFailure
-from batchgate_gym.kernel.sqlguard import ActionBudget
 
+from ..datasets.canonical import INSERT_ROWS, table_names, tables_of
+from ..datasets.market import DataSpec
 from . import postgres_server
-from .canonical import INSERT_ROWS, table_names, tables_of
-from .market import DataSpec
-from .postgres_functions import POSTGRES
-from .stores import (
-    DUCK_ACTION_CPU_SECONDS,
-    DUCK_CPU_SECONDS,
+from .base import (
     MAX_ROWS,
-    SAFETY_NET_SECONDS,
+    ListedTables,
     StoreFailure,
     StoreRefused,
     StoreResult,
     Watchdog,
-    budget_scale,
+    cpu_budget,
     first_line,
     query_text,
     shaped_result,
 )
+from .postgres_functions import POSTGRES
 
 _PG_TYPES = {pl.String: "TEXT", pl.Int64: "BIGINT", pl.Float64: "DOUBLE PRECISION", pl.Date: "DATE"}
 # The table functions a query may name in FROM: the ones that unnest values.
@@ -174,7 +171,7 @@ class _BackendWatchdog(Watchdog):
         self._clock = clock  # type: ignore[assignment]
 
 
-class PostgresStore:
+class PostgresStore(ListedTables):
     """A read-only connection to the case's database on this process's PostgreSQL server."""
 
     name = "postgres"
@@ -182,12 +179,7 @@ class PostgresStore:
     def __init__(
         self, spec: DataSpec, visible: tuple[str, ...] | None = None, seconds: float | None = None
     ) -> None:
-        scale = budget_scale(spec)
-        self.seconds = DUCK_CPU_SECONDS * scale if seconds is None else seconds
-        self.safety_net = SAFETY_NET_SECONDS * scale
-        self.action = ActionBudget(
-            self.seconds, DUCK_ACTION_CPU_SECONDS * self.seconds / DUCK_CPU_SECONDS, "{:g} s of CPU"
-        )
+        self.seconds, self.safety_net, self.action = cpu_budget(spec, seconds)
         visible = table_names(spec) if visible is None else visible
         try:
             self._psycopg = postgres_server.psycopg_module()
@@ -209,12 +201,7 @@ class PostgresStore:
                 "on this machine, and the server's process is not here"
             )
 
-    def tables(self) -> list[str]:
-        return list(self._tables)
-
-    def describe(self, table: str) -> dict[str, Any]:
-        if table not in self._tables:
-            raise StoreRefused(f"no table {table!r}")
+    def _columns_and_count(self, table: str) -> tuple[list[list[Any]], int]:
         try:
             with self.con.transaction():
                 columns = self.con.execute(
@@ -225,7 +212,7 @@ class PostgresStore:
                 count = self.con.execute(f"SELECT count(*) FROM {table}").fetchone()
         except self._psycopg.Error as exc:
             raise StoreFailure(f"postgres store failed: {first_line(exc)}") from None
-        return {"table": table, "columns": [list(c) for c in columns], "rows": int(count[0] if count else 0)}
+        return [list(c) for c in columns], int(count[0] if count else 0)
 
     def run(self, query: str) -> StoreResult:
         sql, named = self._checked(query)

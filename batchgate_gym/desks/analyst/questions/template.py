@@ -1,6 +1,6 @@
 """What a question template is: its text, answer type, tolerance, the tables it needs and its draw.
 
-Kept apart from the templates themselves so the marketplace's (:mod:`.questions`)
+Kept apart from the templates themselves so the marketplace's (:mod:`.market_questions`)
 and TPC-H's (:mod:`.tpch_questions`) share one definition.
 """
 

@@ -121,7 +121,7 @@ def promotion_effect(tables: Tables, p: Mapping[str, Any]) -> float:
     return 100.0 * float(part) / float(total) if total else 0.0
 
 
-TPCH_REFERENCES = {
+TPCH_ANSWERS = {
     "tpch-pricing-summary": pricing_summary,
     "tpch-shipping-priority": shipping_priority,
     "tpch-order-priority": order_priority,
@@ -130,4 +130,4 @@ TPCH_REFERENCES = {
     "tpch-promotion-effect": promotion_effect,
 }
 
-__all__ = ["TPCH_REFERENCES"]
+__all__ = ["TPCH_ANSWERS"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from .tpch_reference import TPCH_REFERENCES
+from .tpch_answers import TPCH_ANSWERS
 
 Tables = Mapping[str, pl.DataFrame]
 
@@ -194,7 +194,7 @@ def category_week_change(tables: Tables, p: Mapping[str, Any]) -> list[str]:
     return sorted(moved["category"].to_list())
 
 
-REFERENCES: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
+ANSWERS: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
     "count-status": count_status,
     "avg-installments": avg_installments,
     "seller-freight": seller_freight,
@@ -208,16 +208,16 @@ REFERENCES: Mapping[str, Callable[[Tables, Mapping[str, Any]], Any]] = {
     "seller-state-items": seller_state_items,
     "month-report": month_report,
     "delivery-change": delivery_change,
-    **TPCH_REFERENCES,
+    **TPCH_ANSWERS,
     "repeat-purchase-change": repeat_purchase_change,
     "category-week-change": category_week_change,
 }
 
 
-def reference(template: str, tables: Tables, params: Mapping[str, Any]) -> Any:
+def expected_answer(template: str, tables: Tables, params: Mapping[str, Any]) -> Any:
     """The reference answer, or ``None`` for a question the data cannot answer."""
-    compute = REFERENCES.get(template)
+    compute = ANSWERS.get(template)
     return None if compute is None else compute(tables, params)
 
 
-__all__ = ["REFERENCES", "reference"]
+__all__ = ["ANSWERS", "expected_answer"]

@@ -47,11 +47,11 @@ from typing import Any
 
 from batchgate_gym.kernel.infra import InfraFailure
 
-from .canonical import dataset_dir, table_names
-from .function_lists import CHDB, chdb_aggregate
-from .market import DataSpec
-from .stores import (
+from ..datasets.canonical import dataset_dir, table_names
+from ..datasets.market import DataSpec
+from .base import (
     MAX_ROWS,
+    ListedTables,
     StoreFailure,
     StoreRefused,
     StoreResult,
@@ -60,6 +60,7 @@ from .stores import (
     query_text,
     shaped_result,
 )
+from .function_lists import CHDB, chdb_aggregate
 
 EXTRA = "analyst-chdb"
 CHDB_SECONDS = (
@@ -162,7 +163,7 @@ def _limits(seconds: float, memory: int) -> tuple[str, ...]:
     )
 
 
-class ChdbStore:
+class ChdbStore(ListedTables):
     """A read-only connection to the case's database in chDB's in-process ClickHouse."""
 
     name = "chdb"
@@ -202,18 +203,13 @@ class ChdbStore:
             return StoreFailure(f"chdb store failed: {first_line(again)}")
         return error
 
-    def tables(self) -> list[str]:
-        return list(self._tables)
-
-    def describe(self, table: str) -> dict[str, Any]:
-        if table not in self._tables:
-            raise StoreRefused(f"no table {table!r}")
+    def _columns_and_count(self, table: str) -> tuple[list[list[Any]], int]:
         try:
             columns = [[r["name"], r["type"]] for r in self._rows(f"DESCRIBE TABLE {table}")]
             count = self._rows(f"SELECT count() AS n FROM {table}")[0]["n"]
         except Exception as exc:  # chDB raises its own error class from several modules
             raise StoreFailure(f"chdb store failed: {first_line(exc)}") from None
-        return {"table": table, "columns": columns, "rows": int(count)}
+        return columns, int(count)
 
     def run(self, query: str) -> StoreResult:
         sql = self._checked(query)
