@@ -1,7 +1,8 @@
 """A tiny chat model built on the spot, for testing a trainer's plumbing with no download.
 
 :func:`tiny_tokenizer` trains a byte-level BPE tokenizer on the desks' own texts
-(task texts, tool schemas, a tool call) and gives it the Qwen 2.5 chat template
+(task texts, tool schemas, a tool call: of every desk that needs no extra, read from
+the desk registry) and gives it the Qwen 2.5 chat template
 TRL ships, so TRL's tool-call parser applies; :func:`tiny_model` is a randomly
 initialised two-layer Llama sized to it. Both build on the CPU in seconds. Needs
 the ``llm`` extra (transformers, tokenizers, trl); a test helper, so outside the
@@ -14,20 +15,30 @@ import functools
 import json
 from typing import Any
 
-from batchgate_gym.desks.gate.tools import tool_schemas as gate_schemas
-from batchgate_gym.desks.refund.tools import tool_schemas as refund_schemas
-from batchgate_gym.envs.gate.trl import GateToolEnv
-from batchgate_gym.envs.refund.trl import RefundToolEnv
+from batchgate_gym.desks import registry
+
+from .results import desk_tools
+
+
+def core_desks() -> list[str]:
+    """The desks that need no extra, in the registry's order: what the tokenizer learns
+    from, so that it builds with the ``llm`` extra alone."""
+    return [name for name in registry.names() if registry.extra_of(name) is None]
 
 
 def corpus() -> list[str]:
-    """A few hundred strings the tokenizer learns from: the desks' task texts, tool schemas and a call."""
+    """A few hundred strings the tokenizer learns from: the core desks' task texts (the
+    resets of each one's TRL class), their tool schemas and a call."""
+    desks = core_desks()
+    schemas = [json.dumps(schema) for desk in desks for schema in desk_tools(desk)]
     texts: list[str] = []
-    for cls in (GateToolEnv, RefundToolEnv):
-        env = cls()
-        for seed in range(6):
-            texts += env.reset(seed=seed).split("\n")
-        texts += [json.dumps(schema) for schema in (gate_schemas() + refund_schemas())]
+    for desk in desks:
+        trl_env = registry.get(desk).trl_env
+        if trl_env is not None:
+            env = registry.load(trl_env)()
+            for seed in range(6):
+                texts += env.reset(seed=seed).split("\n")
+        texts += schemas
     texts += ['<tool_call>\n{"name": "list_batches", "arguments": {}}\n</tool_call>'] * 20
     return texts
 
