@@ -107,9 +107,12 @@ def build_case(
     knobs: dict[str, Any] = {"family": family, "variant": variant, "lines": lines}
     knobs.update(prior_rows=prior_rows, lag_depth=lag_depth, fault_rate=fault_rate, cap_cents=cap_cents)
     if check_int("tickets", tickets, 1, MAX_TICKETS) > 1:
-        from .queue import build_queue
+        from .queue import build_queue  # the queue is built of this module's tickets
 
-        return build_queue(seed, tickets, case_id=case_id, **knobs)
+        def ticket(ticket_seed: int) -> dict[str, Any]:
+            return compose(ticket_seed, case_id=None, split="procedural", **knobs)
+
+        return build_queue(seed, tickets, ticket, case_id=case_id)
     return compose(seed, case_id=case_id, split="procedural", **knobs)
 
 

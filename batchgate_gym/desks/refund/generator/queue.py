@@ -21,18 +21,21 @@ ledger must come back clean).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from batchgate_gym.kernel.plain import SEED_BOUND, check_seed
 
 from .audit import audit_case
-from .build import build_case
+
+Ticket = Callable[[int], dict[str, Any]]
+"""One ticket's case from its seed, every other knob already given (the builder's)."""
 
 MAX_DRAWS = 64  # fresh seeds tried for one ticket before giving up (never seen needed)
 
 
-def build_queue(seed: int, tickets: int, *, case_id: str | None = None, **knobs: Any) -> dict[str, Any]:
-    """A case of ``tickets`` tickets (2 or more) built with ``knobs`` over one ledger."""
+def build_queue(seed: int, tickets: int, ticket_of: Ticket, *, case_id: str | None = None) -> dict[str, Any]:
+    """A case of ``tickets`` tickets (2 or more), each built by ``ticket_of``, over one ledger."""
     seed = check_seed(seed)
     rng = random.Random(f"refund-queue:{seed}")  # its own stream: the first ticket is seed's case
     base = case_id if case_id is not None else f"proc-{seed}"
@@ -44,7 +47,7 @@ def build_queue(seed: int, tickets: int, *, case_id: str | None = None, **knobs:
             order.append(rng.choice(sorted(set(order))))
             continue
         ticket_seed = seed if position == 0 else None
-        drawn.append(_fitting_ticket(rng, drawn, ticket_seed, knobs))
+        drawn.append(_fitting_ticket(rng, drawn, ticket_seed, ticket_of))
         order.append(len(drawn) - 1)
     ledger = [row for ticket in drawn for row in ticket["ledger"]]
     first = {**drawn[0], "case_id": base, "ledger": ledger, "seed": seed}
@@ -65,12 +68,12 @@ def _resent_positions(rng: random.Random, tickets: int) -> set[int]:
 
 
 def _fitting_ticket(
-    rng: random.Random, drawn: list[dict[str, Any]], seed: int | None, knobs: dict[str, Any]
+    rng: random.Random, drawn: list[dict[str, Any]], seed: int | None, ticket_of: Ticket
 ) -> dict[str, Any]:
     """A ticket that fits beside ``drawn``: from ``seed`` if it fits, else from fresh seeds."""
     for _ in range(MAX_DRAWS):
         ticket_seed = seed if seed is not None else rng.randrange(-SEED_BOUND, SEED_BOUND)
-        ticket = build_case(ticket_seed, **knobs)
+        ticket = ticket_of(ticket_seed)
         if _fits(ticket, drawn):
             return ticket
         seed = None
@@ -84,4 +87,4 @@ def _fits(ticket: dict[str, Any], drawn: list[dict[str, Any]]) -> bool:
     return all(not audit_case({**other, "ledger": ledger}) for other in [*drawn, ticket])
 
 
-__all__ = ["build_queue"]
+__all__ = ["Ticket", "build_queue"]
