@@ -67,7 +67,7 @@ def attack_policies(cases: list[Any], desk: str = DEFAULT_DESK) -> dict[str, Any
     spec = registry.get(desk)
     if spec.policies.lineup is None:
         raise unsupported("attacks", spec, "attackers")
-    return dict(spec.policies.lineup(cases))
+    return spec.policies.line_up(cases)
 
 
 def _cases(args: argparse.Namespace, desk: registry.DeskSpec) -> tuple[list[Any], dict[str, Any]]:

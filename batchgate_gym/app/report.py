@@ -157,7 +157,7 @@ def with_attackers(policies: dict[str, Any], played: list[Any], desk: str = DEFA
     spec = registry.get(desk)
     if spec.policies.lineup is None:
         return policies
-    extra = {name: policy for name, policy in spec.policies.lineup(played).items() if name not in policies}
+    extra = {name: policy for name, policy in spec.policies.line_up(played).items() if name not in policies}
     return {**policies, **extra}
 
 

@@ -218,8 +218,10 @@ class PolicySet:
     """A desk's policies, by entry point of a mapping from name to policy (class or object).
 
     ``reference`` mappings are merged in order; ``defaults`` are what ``report`` compares
-    unless told otherwise. ``lineup`` builds the attack table's policies for the cases
-    played and ``target`` names the honest one the attackers are measured against;
+    unless told otherwise. ``lineup`` is the entry point of the function (a
+    :data:`PolicyLineup`, or the function itself) that builds the attack table's
+    policies for the cases played (:meth:`line_up`), and ``target`` names the honest one
+    the attackers are measured against;
     ``oracles`` and ``baselines`` are entry points of the names of the line-up that are
     oracles (told the truth of the cases) and honest baselines, the rest being attackers.
     ``compared`` names the honest policy and its naive counterpart, which a served episode
@@ -229,7 +231,7 @@ class PolicySet:
     reference: tuple[str, ...]
     defaults: tuple[str, ...]
     attackers: str | None = None
-    lineup: PolicyLineup | None = None
+    lineup: str | PolicyLineup | None = None
     target: str | None = None
     oracles: str | None = None
     baselines: str | None = None
@@ -243,6 +245,13 @@ class PolicySet:
     @functools.cached_property
     def attacker_policies(self) -> dict[str, Any]:
         return {} if self.attackers is None else dict(load(self.attackers))
+
+    def line_up(self, cases: list[Any]) -> dict[str, Any]:
+        """The attack table's policies for ``cases``: the target first, then every attacker."""
+        if self.lineup is None:
+            raise ValueError("this desk has no attack line-up")
+        build: PolicyLineup = load(self.lineup) if isinstance(self.lineup, str) else self.lineup
+        return dict(build(cases))
 
     def known(self) -> dict[str, Any]:
         """Reference policies, then attackers, by name."""

@@ -1,9 +1,9 @@
 """The gate as the house's desk registry knows it: one :class:`DeskEntry`.
 
 A declaration, not code: the gate's environment, case loaders, policies, team game and
-speed benchmark are named by string entry point and loaded when a command first plays
-the desk; what is written here is only what no entry point can say (the attack line-up
-given the truth of the cases, a team episode's counts).
+speed benchmark (and the attack line-up, the policies' own ``lineup``) are named by
+string entry point and loaded when a command first plays the desk; what is written here
+is only what no entry point can say (a team episode's counts).
 """
 
 from __future__ import annotations
@@ -32,15 +32,6 @@ def load_case_file(source: Any) -> list[Any]:
     if not isinstance(found, FixedCases):
         raise ValueError("cases= must name a fixed set of cases; use seeds= for procedural ones")
     return list(found.cases)
-
-
-def _lineup(cases: list[Any]) -> dict[str, Any]:
-    """careful first, then every attacker, oracles given the truth of ``cases``."""
-    from batchgate_gym.policies.gate.attackers import ATTACKERS, Truth, build_attacker
-    from batchgate_gym.policies.gate.reference import CarefulPolicy
-
-    truth = Truth.from_cases(cases)
-    return {"careful": CarefulPolicy(), **{name: build_attacker(name, truth) for name in ATTACKERS}}
 
 
 # The team game's mishaps, each a metric of every team episode: (metric, column header).
@@ -117,7 +108,7 @@ def _build() -> DeskSpec:
             reference=("batchgate_gym.policies.gate.reference:REFERENCE_POLICIES",),
             defaults=("naive", "careful", "refuse-all"),
             attackers="batchgate_gym.policies.gate.attackers:ATTACKERS",
-            lineup=_lineup,
+            lineup="batchgate_gym.policies.gate.attackers:lineup",
             target="careful",
             oracles="batchgate_gym.policies.gate.attackers:ORACLES",
             baselines="batchgate_gym.policies.gate.attackers:BASELINES",

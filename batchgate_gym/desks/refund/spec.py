@@ -1,11 +1,11 @@
 """The refund desk as the house's desk registry knows it: one :class:`DeskEntry`.
 
-A declaration, not code: the desk's environment, case loaders, policies, team game and
-speed benchmark are named by string entry point and loaded when a command first plays
-the desk; what is written here is only what no entry point can say (the attack line-up,
-grading a log handed in after the episode, a plain reply as an action, a team
-episode's outcome) and the environment options the commands expose. Rule sets are an
-environment argument (``env_kwargs={"rules": "original"}`` in ``evaluate``).
+A declaration, not code: the desk's environment, case loaders, policies (the attack
+line-up among them), team game and speed benchmark are named by string entry point and
+loaded when a command first plays the desk; what is written here is only what no entry
+point can say (grading a log handed in after the episode, a plain reply as an action, a
+team episode's outcome) and the environment options the commands expose. Rule sets are
+an environment argument (``env_kwargs={"rules": "original"}`` in ``evaluate``).
 """
 
 from __future__ import annotations
@@ -28,16 +28,6 @@ from batchgate_gym.desks.registry import (
 
 from . import ENV_ID, GYMNASIUM_IDS
 from .generator.build import MAX_TICKETS
-
-
-def _lineup(cases: list[Any]) -> dict[str, Any]:
-    """careful first, then every attacker (none needs the truth of the cases); the queue
-    attackers too when a case holds a queue (with one ticket they would play careful)."""
-    from batchgate_gym.policies.refund.attackers import ATTACKERS, QUEUE_ATTACKERS
-    from batchgate_gym.policies.refund.reference import CarefulRefundPolicy
-
-    attackers = {**ATTACKERS, **(QUEUE_ATTACKERS if any(case.queue for case in cases) else {})}
-    return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in attackers.items()}}
 
 
 def _reply(content: str) -> str:
@@ -153,7 +143,7 @@ def _build() -> DeskSpec:
             ),
             defaults=("naive", "careful", "refuse-all"),
             attackers=f"{_POLICIES}.attackers:ATTACKERS",
-            lineup=_lineup,
+            lineup=f"{_POLICIES}.attackers:lineup",
             target="careful",
             after_episode=_after_episode,
             compared=("careful", "naive"),

@@ -55,7 +55,10 @@ listing) and :mod:`.baselines`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...base import Policy
+from ..reference import CarefulPolicy
 from .baselines import ProfileOnlyPolicy
 from .careful_variants import (
     DoubleLoadPolicy,
@@ -108,6 +111,13 @@ def build_attacker(name: str, truth: Truth | None) -> Policy:
     return ATTACKERS[name]()
 
 
+def lineup(cases: list[Any]) -> dict[str, Policy]:
+    """The attack table's policies (the desk's ``lineup``): careful first, then every
+    attacker, oracles given the truth of ``cases``."""
+    truth = Truth.from_cases(cases)
+    return {"careful": CarefulPolicy(), **{name: build_attacker(name, truth) for name in ATTACKERS}}
+
+
 __all__ = [
     "ATTACKERS",
     "BASELINES",
@@ -138,6 +148,7 @@ __all__ = [
     "Verdict",
     "build_attacker",
     "content_key",
+    "lineup",
     "listing_key",
     "write_attempts",
 ]

@@ -103,8 +103,11 @@ episode reported).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...base import Policy
 from ..recovery import PayTwiceVoidPolicy
+from ..reference import CarefulRefundPolicy
 from .careful_variants import IgnoreErrorsPolicy, ShortPayPolicy
 from .money_ledger import (
     OvercapPayVoidPolicy,
@@ -181,6 +184,15 @@ ORIGINAL_ATTACKERS = (
 )
 """The six attackers of the original, whose figures ``tests/data`` records."""
 
+
+def lineup(cases: list[Any]) -> dict[str, Policy]:
+    """The attack table's policies (the desk's ``lineup``): careful first, then every
+    attacker (none needs the truth of the cases); the queue attackers too when a case
+    holds a queue (with one ticket they would play careful)."""
+    attackers = {**ATTACKERS, **(QUEUE_ATTACKERS if any(case.queue for case in cases) else {})}
+    return {"careful": CarefulRefundPolicy(), **{name: cls() for name, cls in attackers.items()}}
+
+
 __all__ = [
     "ATTACKERS",
     "MONEY_LEDGER_ATTACKERS",
@@ -201,6 +213,7 @@ __all__ = [
     "VoidEarlierPolicy",
     "ZeroCentPolicy",
     "cap_slices",
+    "lineup",
     "lookalike_ids",
     "rechained",
     "unpaid_lines",
