@@ -189,14 +189,15 @@ def query_costs(sf: float, stores: list[str]) -> list[dict[str, Any]]:
     from batchgate_gym.desks.analyst.engines.stores import open_store
     from batchgate_gym.desks.analyst.generator import build_case
     from batchgate_gym.desks.analyst.questions.market_questions import of_level
+    from batchgate_gym.policies.analyst.sql import dialect_of
     from batchgate_gym.policies.analyst.tpch_sql import tpch_solution
 
-    queries = [
-        (t.id, tpch_solution(t.id, build_case(500 + i, template=t.id, tpch_scale=sf)["params"]))
-        for i, t in enumerate(of_level(7))
+    params = [
+        (t.id, build_case(500 + i, template=t.id, tpch_scale=sf)["params"]) for i, t in enumerate(of_level(7))
     ]
     rows = []
     for kind in stores:
+        queries = [(template, tpch_solution(template, p, dialect_of(kind))) for template, p in params]
         store: Any = open_store(kind, DataSpec(0, 0, tpch=sf))
         backend = getattr(store, "_clock", None)  # postgres: the server process serving the store
         # chDB's budgets are rows and memory, counted by the engine; its seconds are a safety net

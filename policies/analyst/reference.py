@@ -35,6 +35,7 @@ from .sql import (
     answer_from,
     catalog_page,
     cross_query,
+    dialect_of,
     ignoring,
     read_question,
     solution,
@@ -43,7 +44,6 @@ from .tpch_sql import TPCH_TABLES_ANSWERS
 
 Script = Generator[str, str, None]
 _STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb|postgres): ", re.MULTILINE)
-_DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
 _TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"
@@ -109,7 +109,7 @@ class ScriptedAnalyst:
         if reading.kind in CROSS:
             return (yield from self._solve_cross(reading))
         store = self.stores[0]
-        dialect = "duckdb" if DIALECT in self.skipped else _DIALECTS.get(store, "duckdb")
+        dialect = "duckdb" if DIALECT in self.skipped else dialect_of(store)
         query = ignoring(solution(reading.kind, reading.params, dialect), self.skipped & set(DATA_RULES))
         result = yield from self.query(store, query)
         answer = answer_from(reading.kind, result["columns"], result["rows"])

@@ -15,6 +15,12 @@ from typing import Any
 from .tpch_sql import DATE, TPCH_DECLINE, TPCH_PATTERNS, tpch_answer, tpch_solution
 
 PAGE = 50  # rows a query returns at most
+# Each store's SQL dialect, as its task text names the engine (the DuckDB stores speak DuckDB's).
+STORE_DIALECTS = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}
+
+
+def dialect_of(store: str) -> str:
+    return STORE_DIALECTS.get(store, "duckdb")
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,7 @@ def _category_week_change(p: Mapping[str, Any]) -> str:
 
 def solution(kind: str, p: Mapping[str, Any], dialect: str) -> str:
     """One query whose result holds the answer (templates answered from one store)."""
-    tpch = tpch_solution(kind, p)
+    tpch = tpch_solution(kind, p, dialect)
     if tpch is not None:
         return tpch
     if kind == "count-status":
@@ -260,10 +266,12 @@ __all__ = [
     "DECLINE",
     "DECLINE_REASONS",
     "PAGE",
+    "STORE_DIALECTS",
     "Reading",
     "answer_from",
     "catalog_page",
     "cross_query",
+    "dialect_of",
     "ignoring",
     "read_question",
     "solution",

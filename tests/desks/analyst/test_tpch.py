@@ -11,6 +11,7 @@ procedural environment asked for level 7 serves it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from batchgate_gym.desks.analyst.cases import CaseFormatError, case_from_dict
 from batchgate_gym.desks.analyst.datasets.canonical import canonical_tables, dataset_dir, tables_of
 from batchgate_gym.desks.analyst.datasets.tpch import TPCH_TABLES, generate
-from batchgate_gym.desks.analyst.engines.base import StoreRefused
+from batchgate_gym.desks.analyst.engines.base import StoreRefused, budget_scale
 from batchgate_gym.desks.analyst.engines.stores import STORES, open_store
 from batchgate_gym.desks.analyst.generator import build_case
 from batchgate_gym.desks.analyst.generator.build import data_spec
@@ -118,6 +119,34 @@ def test_every_store_serves_the_same_rows() -> None:
             assert total[1] == canonical["lineitem"]["l_shipdate"].max().isoformat(), kind
         finally:
             store.close()
+
+
+def test_chdb_answers_every_level7_question_within_the_budgets_sf_1_scales_to() -> None:
+    """At SF 0.1 a store's budgets are its defaults (:func:`budget_scale` 1), a tenth of SF 1's as
+    the data is a tenth of SF 1's: careful's ClickHouse SQL for each level-7 question answers
+    within them, as the reference does; the local-supplier-volume join as the other stores run it
+    is stopped at the memory budget (why ClickHouse's dialect plans it another way)."""
+    pytest.importorskip("chdb")
+    spec = dataclasses.replace(SPEC, tpch=0.1)
+    assert budget_scale(spec) == 1.0
+    store = open_store("chdb", spec)
+    try:
+        for index, template in enumerate(ANSWERABLE):
+            params = template.draw(np.random.default_rng(200 + index), tables_of(spec))
+            want = expected_answer(template.id, canonical_tables(spec), params)
+            assert agrees(template, sql_answer(template, params, store, "clickhouse"), want), template.id
+        joined = solution(
+            "tpch-local-supplier-volume", params_of("tpch-local-supplier-volume", spec), "duckdb"
+        )
+        with pytest.raises(StoreRefused, match="memory budget"):
+            store.run(joined)
+    finally:
+        store.close()
+
+
+def params_of(template_id: str, spec: Any) -> dict[str, Any]:
+    template = next(t for t in LEVEL7 if t.id == template_id)
+    return template.draw(np.random.default_rng(0), tables_of(spec))
 
 
 @pytest.mark.parametrize("kind", ("sqlite", "files"))
