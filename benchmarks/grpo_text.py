@@ -40,6 +40,7 @@ Needs the ``trl`` extra (torch, transformers, trl, datasets).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -122,10 +123,10 @@ def calls_of(text_action: str) -> list[dict[str, Any]]:
 
 
 def transcript(
-    env: DeskToolEnv, policy: Any, seed: int, max_calls: int
+    env: DeskToolEnv, policy: Any, seed: int | None, max_calls: int, case_index: int | None = None
 ) -> tuple[list[dict[str, Any]], float]:
     """One episode of ``policy`` through the TRL environment, one call a message: the chat and its reward."""
-    observation = env.reset(seed=seed)
+    observation = env.reset(seed=seed, case_index=case_index)
     policy.reset(observation, {})
     messages: list[dict[str, Any]] = [{"role": "user", "content": observation}]
     seen = observation
@@ -176,7 +177,7 @@ def tool_schemas(desk: str) -> list[dict[str, Any]]:
 # -- 2. tokenizer and model -----------------------------------------------------------------
 
 
-def build_tokenizer(texts: Sequence[str], vocab: int) -> Any:
+def build_tokenizer(texts: Sequence[str], vocab: int, specials: Sequence[str] = SPECIALS) -> Any:
     """Byte-level BPE trained on ``texts``: digits one token each, spaces no boundary."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -192,7 +193,7 @@ def build_tokenizer(texts: Sequence[str], vocab: int) -> Any:
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab,
-        special_tokens=list(SPECIALS),
+        special_tokens=list(specials),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         max_token_length=64,
     )
@@ -201,7 +202,7 @@ def build_tokenizer(texts: Sequence[str], vocab: int) -> Any:
         tokenizer_object=bpe,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
-        additional_special_tokens=list(SPECIALS[1:]),
+        additional_special_tokens=list(specials[1:]),
         padding_side="left",
     )
     made.add_tokens(["<tool_response>", "</tool_response>"])
@@ -469,19 +470,23 @@ def behaviour_of(desk: str, rows: Sequence[Mapping[str, Any]]) -> float:
 
 @dataclass
 class RolloutLog:
-    """Every rollout the trainer scored: its seed, its calls and the reward ``get_reward()`` gave."""
+    """Every rollout the trainer scored: its case, its calls and the reward ``get_reward()`` gave."""
 
     rollouts: list[dict[str, Any]] = field(default_factory=list)
 
 
-def recording_factory(desk: str, log: RolloutLog) -> Callable[[], DeskToolEnv]:
-    """The desk's TRL environment, keeping each episode's calls and reward in ``log``."""
+def recording_factory(
+    desk: str, log: RolloutLog, cases: Any = None, pays_reward: bool = True
+) -> Callable[[], DeskToolEnv]:
+    """The desk's TRL environment (over ``cases``, if given), keeping each episode's calls
+    and reward in ``log``. With ``pays_reward`` off, the trainer is paid 0 for every
+    episode, whatever the desk scored: the control that shows learning comes from the reward."""
     base = tool_env_class(desk)
 
     class Recorded(base):  # type: ignore[misc, valid-type]
         def reset(self, seed: int | None = None, case_index: int | None = None, **row: Any) -> str:
             self._calls: list[tuple[str, dict[str, Any]]] = []
-            self._seed = seed
+            self._case = {"seed": seed, "case_index": case_index}
             return str(super().reset(seed=seed, case_index=case_index, **row))
 
         def _send(self, name: str, arguments: Mapping[str, Any]) -> str:
@@ -491,17 +496,23 @@ def recording_factory(desk: str, log: RolloutLog) -> Callable[[], DeskToolEnv]:
 
         def get_reward(self) -> float:
             reward = float(super().get_reward())
-            log.rollouts.append({"seed": self._seed, "calls": self._calls, "reward": reward})
-            return reward
+            log.rollouts.append({**self._case, "calls": self._calls, "reward": reward})
+            return reward if pays_reward else 0.0
 
     Recorded.__name__ = f"Recorded{base.__name__}"
-    return Recorded
+    return functools.partial(Recorded, cases)
 
 
-def replayed_reward(desk: str, seed: int, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> float:
+def replayed_reward(
+    desk: str,
+    seed: int | None,
+    calls: Sequence[tuple[str, Mapping[str, Any]]],
+    cases: Any = None,
+    case_index: int | None = None,
+) -> float:
     """The desk's score of the same calls on a fresh environment in this process."""
-    env = tool_env_class(desk)()
-    env.reset(seed=seed)
+    env = tool_env_class(desk)(cases)
+    env.reset(seed=seed, case_index=case_index)
     for name, arguments in calls:
         if env.done:
             break
@@ -509,24 +520,43 @@ def replayed_reward(desk: str, seed: int, calls: Sequence[tuple[str, Mapping[str
     return env.get_reward()
 
 
-def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[Evaluation]) -> dict[str, Any]:
-    """TRL's GRPOTrainer on procedural training cases; held-out evaluations every ``eval_every`` steps."""
+@dataclass(frozen=True)
+class GrpoSettings:
+    """What TRL's ``GRPOConfig`` is given, in both loops."""
+
+    steps: int
+    batch: int  # rollouts a step
+    generations: int  # rollouts of each case, the group GRPO compares
+    lr: float
+    temperature: float
+    max_calls: int
+    max_completion: int
+    seed: int
+
+
+def grpo_trainer(
+    model: Any,
+    tokenizer: Any,
+    settings: GrpoSettings,
+    out: Path,
+    rows: list[dict[str, Any]],
+    factory: Callable[[], DeskToolEnv],
+    callbacks: Sequence[Any] = (),
+) -> tuple[Any, list[list[float]]]:
+    """TRL's ``GRPOTrainer`` over ``rows`` with ``factory`` as its ``environment_factory``,
+    and the rewards it will train on, kept step by step."""
     from datasets import Dataset
-    from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    log = RolloutLog()
-    cases = config.grpo_steps * config.grpo_batch // config.generations
-    rows = episode_rows(range(TRAIN_SEED_BASE + 1_000_000, TRAIN_SEED_BASE + 1_000_000 + cases))
     args = GRPOConfig(
         output_dir=str(out / "trainer"),
-        max_steps=config.grpo_steps,
-        per_device_train_batch_size=config.grpo_batch,
-        num_generations=config.generations,
-        max_completion_length=config.max_completion,
-        max_tool_calling_iterations=PLANS[config.desk].max_calls,
-        learning_rate=config.grpo_lr,
-        temperature=config.temperature,
+        max_steps=settings.steps,
+        per_device_train_batch_size=settings.batch,
+        num_generations=settings.generations,
+        max_completion_length=settings.max_completion,
+        max_tool_calling_iterations=settings.max_calls,
+        learning_rate=settings.lr,
+        temperature=settings.temperature,
         beta=0.0,
         logging_steps=1,
         report_to="none",
@@ -534,8 +564,37 @@ def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[E
         use_cpu=True,
         bf16=False,
         gradient_checkpointing=False,  # on, generation runs without its cache: every token re-reads the prompt
-        seed=config.seed,
+        seed=settings.seed,
         shuffle_dataset=True,
+        disable_tqdm=True,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        environment_factory=factory,
+        callbacks=list(callbacks),
+    )
+    return trainer, keep_trained_rewards(trainer)
+
+
+def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[Evaluation]) -> dict[str, Any]:
+    """TRL's GRPOTrainer on procedural training cases; held-out evaluations every ``eval_every`` steps."""
+    from transformers import TrainerCallback
+
+    log = RolloutLog()
+    cases = config.grpo_steps * config.grpo_batch // config.generations
+    rows = episode_rows(range(TRAIN_SEED_BASE + 1_000_000, TRAIN_SEED_BASE + 1_000_000 + cases))
+    settings = GrpoSettings(
+        steps=config.grpo_steps,
+        batch=config.grpo_batch,
+        generations=config.generations,
+        lr=config.grpo_lr,
+        temperature=config.temperature,
+        max_calls=PLANS[config.desk].max_calls,
+        max_completion=config.max_completion,
+        seed=config.seed,
     )
 
     class HeldOut(TrainerCallback):  # type: ignore[misc]
@@ -546,24 +605,17 @@ def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[E
                 print(f"step {state.global_step}: held-out {curve[-1].mean} {curve[-1].ci95}", flush=True)
                 model.train()
 
-    trainer = GRPOTrainer(
-        model=model,
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        environment_factory=recording_factory(config.desk, log),
-        callbacks=[HeldOut()],
-    )
-    trained_on = keep_trained_rewards(trainer)
+    factory = recording_factory(config.desk, log)
+    trainer, trained_on = grpo_trainer(model, tokenizer, settings, out, rows, factory, [HeldOut()])
     began = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - began
     return {"train_seconds": round(seconds, 1), **parity(config.desk, log, trained_on)}
 
 
-def parity(desk: str, log: RolloutLog, trained_on: list[list[float]]) -> dict[str, Any]:
+def parity(desk: str, log: RolloutLog, trained_on: list[list[float]], cases: Any = None) -> dict[str, Any]:
     """Every reward TRL trained on against the desk's score of the same calls replayed here."""
-    replayed = [replayed_reward(desk, r["seed"], r["calls"]) for r in log.rollouts]
+    replayed = [replayed_reward(desk, r["seed"], r["calls"], cases, r["case_index"]) for r in log.rollouts]
     same_episode = all(r["reward"] == again for r, again in zip(log.rollouts, replayed, strict=True))
     used = sorted(value for step in trained_on for value in step)
     paid = sorted(r["reward"] for r in log.rollouts)
@@ -573,6 +625,259 @@ def parity(desk: str, log: RolloutLog, trained_on: list[list[float]]) -> dict[st
         "replayed_equal_get_reward": same_episode,
         "trainer_rewards_are_the_desks": same_rewards,
         "train_reward_by_step": [round(sum(step) / len(step), 4) for step in trained_on],
+    }
+
+
+# -- the learning check: the same loop on a handful of fixed cases -----------------------------
+#
+# tests/bench/test_grpo_learning.py runs it in CI. Sixteen refund tickets about one order
+# share every identifier, so each whole call the desk needs can be one token and the
+# policy is a small choice per turn: the check is about the reward reaching the model,
+# not about a tiny model learning to copy an order id (the benchmark's run above is).
+
+CHECK_LINES = ({"sku": "KETL-1", "amount_cents": 2400}, {"sku": "TOWL-2", "amount_cents": 1300})
+CHECK_ORDER = {
+    "order_id": "ORD-10001",
+    "customer_id": "CUS-1001",
+    "total_cents": 3700,
+    "lines": list(CHECK_LINES),
+}
+CHECK_PAID: tuple[tuple[str, ...], ...] = ((), ("KETL-1",), ("KETL-1", "TOWL-2"), ("TOWL-2",))
+CHECK_FAULTS: tuple[dict[str, Any], ...] = (
+    {},
+    {"issue_refund": "timeout_but_executes", "refund_history": "stale_after_write"},
+    {"issue_refund": "succeeds_but_note_write_fails", "refund_history": "stale_after_write"},
+    {"issue_refund": "timeout_but_executes", "unsent_payments": 1},
+)
+CHECK_TICKETS = (
+    "Please refund my order ORD-10001.",
+    "The kettle on ORD-10001 arrived broken; I want my money back.",
+    "Refund for ORD-10001, please. I no longer need it.",
+    "I returned the items from ORD-10001 last week. Where is my refund?",
+)
+WHOLE_CALL = re.compile(r"<tool_call>\n.*?\n</tool_call>", re.S)
+TURN_MARK = re.compile(r"<\|im_start\|>|<\|im_end\|>")
+CHECK_FAULT_FAMILY = {
+    "timeout_but_executes": "timeout-then-retry",
+    "succeeds_but_note_write_fails": "partial-failure",
+}
+
+
+def check_case(paid: int, fault: int) -> dict[str, Any]:
+    """One ticket about the check's order: lines ``CHECK_PAID[paid]`` refunded three days ago,
+    the tools' faults ``CHECK_FAULTS[fault]``; its expectation is the desk's own rule's."""
+    from batchgate_gym.desks.refund.generator.audit import derive_expect
+
+    skus = CHECK_PAID[paid]
+    ledger = [
+        {
+            "order_id": "ORD-10001",
+            "amount_cents": line["amount_cents"],
+            "sku": line["sku"],
+            "idempotency_key": f"rf-{line['sku'].lower()}",
+            "day": -3,
+        }
+        for line in CHECK_LINES
+        if line["sku"] in skus
+    ]
+    faults = CHECK_FAULTS[fault]
+    if len(skus) == len(CHECK_LINES):
+        family = "duplicate-ticket"
+    elif skus:
+        family = "legit-partial-refund"
+    else:
+        family = CHECK_FAULT_FAMILY.get(faults.get("issue_refund", ""), "clean-single")
+    case = {
+        "case_id": f"grpo-check-paid{paid}-fault{fault}",
+        "family": family,
+        "prompt": CHECK_TICKETS[(2 * paid + fault) % len(CHECK_TICKETS)],
+        "order": CHECK_ORDER,
+        "ledger": ledger,
+        "tool_faults": faults,
+        "notes": "A ticket of the GRPO learning check: one order, two lines.",
+        "split": "train" if (paid + fault) % 2 == 0 else "held-out",
+        "seed": None,
+    }
+    return {**case, "expect": derive_expect(case)}
+
+
+def check_cases() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The check's training and held-out tickets: every pairing of what the ledger holds with
+    a fault, in two halves like a chessboard's colours, so each held-out ticket's ledger and
+    fault are each met in training, never together; every ticket text is in both halves."""
+    cases = [check_case(paid, fault) for paid in range(len(CHECK_PAID)) for fault in range(len(CHECK_FAULTS))]
+    return [c for c in cases if c["split"] == "train"], [c for c in cases if c["split"] == "held-out"]
+
+
+def whole_call_tokenizer(rendered: Sequence[str], vocab: int) -> Any:
+    """:func:`build_tokenizer`, plus one token for each whole tool call in ``rendered``
+    (``<tool_call>`` to ``</tool_call>``) and one for each line (with its newline) met in at
+    least two transcripts: a turn is one choice among the calls seen, and the brief, the
+    tool schemas and the tools' usual answers are a few tokens each."""
+    from collections import Counter
+
+    tokenizer = build_tokenizer(rendered, vocab, specials=SPECIALS[:3])  # the call tags inside whole calls
+    calls = sorted({found.group(0) for text in rendered for found in WHOLE_CALL.finditer(text)})
+    lines: Counter[str] = Counter()
+    for text in rendered:
+        parts = TURN_MARK.split(WHOLE_CALL.sub("", text))
+        lines.update({line for part in parts for line in part.split("\n")})
+    recurring = sorted(f"{line}\n" for line, count in lines.items() if count >= 2 and len(line) >= 4)
+    tokenizer.add_tokens(calls + recurring)
+    return tokenizer
+
+
+@dataclass(frozen=True)
+class LearningCheck:
+    """The check's sizes: a Llama of about 120,000 parameters, minutes of one CPU core."""
+
+    seed: int = 0
+    vocab: int = 400  # BPE tokens besides the whole calls and lines
+    width: int = 64
+    layers: int = 2
+    sft_steps: int = 200
+    sft_batch: int = 16
+    sft_lr: float = 3e-3
+    grpo_steps: int = 20
+    grpo_batch: int = 16
+    generations: int = 8
+    grpo_lr: float = 1e-3
+    samples: int = 4  # sampled episodes of each held-out ticket per evaluation, each from its own seed
+    pays_reward: bool = True  # off: the trainer is paid 0 for every episode (the control)
+
+
+def sampled_reward(
+    model: Any, tokenizer: Any, tools: list[dict[str, Any]], env: DeskToolEnv, case_index: int, seed: int
+) -> float:
+    """One episode of the model on the case, each turn sampled at temperature 1 from
+    ``seed`` and the turn's number, played as TRL plays a rollout: the model's call is made,
+    an error becomes ``{"error": ...}``, an answer with no call ends the rollout."""
+    import torch
+
+    chat: list[dict[str, Any]] = [{"role": "user", "content": env.reset(case_index=case_index)}]
+    for turn in range(PLANS[env.desk_name].max_calls):
+        ids = tokenizer.apply_chat_template(chat, tools=tools, add_generation_prompt=True, tokenize=True)
+        ids = list(ids["input_ids"]) if isinstance(ids, Mapping) else list(ids)
+        torch.manual_seed(seed * 1000 + turn)
+        with torch.no_grad():
+            out = model.generate(
+                torch.tensor([ids]),
+                attention_mask=torch.ones((1, len(ids)), dtype=torch.long),
+                max_new_tokens=16,
+                do_sample=True,
+                temperature=1.0,
+                top_p=None,
+                top_k=None,
+                eos_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.pad_token_id,
+            )[0][len(ids) :].tolist()
+        found = TOOL_CALL.search(tokenizer.decode(out, skip_special_tokens=False))
+        call = call_in(found.group(1)) if found else None
+        if call is None:
+            break
+        name, arguments = call["name"], call.get("arguments") or {}
+        try:
+            if name not in env.tool_specs:
+                raise ValueError(f"Tool {name} not found.")
+            answer: Any = getattr(env, name)(**arguments)
+        except Exception as error:  # TRL shows the model the error, as here
+            answer = {"error": str(error)}
+        chat += [assistant_call(name, arguments), {"role": "tool", "name": name, "content": str(answer)}]
+        if env.done:
+            break
+    return env.get_reward()
+
+
+def held_out_rewards(
+    model: Any, tokenizer: Any, tools: list[dict[str, Any]], cases: list[dict[str, Any]], samples: int
+) -> list[float]:
+    """Each held-out ticket's mean reward over ``samples`` seeded episodes."""
+    model.eval()
+    env = tool_env_class("refund")(cases)
+    return [
+        round(
+            sum(sampled_reward(model, tokenizer, tools, env, i, seed) for seed in range(samples)) / samples, 4
+        )
+        for i in range(len(cases))
+    ]
+
+
+def learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
+    """The loop on the check's tickets: the scripted mix's transcripts, the whole-call
+    tokenizer, a seeded Llama fitted to them, held-out rewards, GRPO through TRL on the
+    training tickets, held-out rewards again; the gain with its paired bootstrap interval."""
+    import torch
+
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)  # one core, and the same sums in any process
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _learning_check(check, out)
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
+    from batchgate_gym.llm.testing import tiny_tokenizer
+
+    began = time.process_time()
+    train, held_out = check_cases()
+    plan = PLANS["refund"]
+    env, chats, mix = tool_env_class("refund")(train), [], {}
+    for name in plan.mix:
+        played = [
+            transcript(env, scripted_policy("refund", name), None, plan.max_calls, i)
+            for i in range(len(train))
+        ]
+        chats += [chat for chat, _ in played]
+        mix[name] = round(sum(reward for _, reward in played) / len(played), 4)
+    tools = tool_schemas("refund")
+    rendered = [tiny_tokenizer().apply_chat_template(chat, tools=tools, tokenize=False) for chat in chats]
+    tokenizer = whole_call_tokenizer(rendered, check.vocab)
+    sizes = RunConfig(
+        seed=check.seed,
+        width=check.width,
+        layers=check.layers,
+        sft_steps=check.sft_steps,
+        sft_batch=check.sft_batch,
+        sft_lr=check.sft_lr,
+    )
+    model = build_model(tokenizer, sizes)
+    losses = fit_supervised(model, training_examples(tokenizer, chats, tools), sizes, tokenizer.pad_token_id)
+    before = held_out_rewards(model, tokenizer, tools, held_out, check.samples)
+    settings = GrpoSettings(
+        steps=check.grpo_steps,
+        batch=check.grpo_batch,
+        generations=check.generations,
+        lr=check.grpo_lr,
+        temperature=1.0,
+        max_calls=plan.max_calls,
+        max_completion=160,
+        seed=check.seed,
+    )
+    log = RolloutLog()
+    factory = recording_factory("refund", log, train, check.pays_reward)
+    visits = check.grpo_steps * check.grpo_batch // check.generations
+    rows = episode_rows(range(len(train)), case_indices=True) * -(-visits // len(train))
+    trainer, trained_on = grpo_trainer(model, tokenizer, settings, out, rows, factory)
+    trainer.train()
+    after = held_out_rewards(model, tokenizer, tools, held_out, check.samples)
+    gains = [b - a for a, b in zip(before, after, strict=True)]
+    return {
+        "check": asdict(check),
+        "parameters": parameters(model),
+        "vocabulary": len(tokenizer),
+        "mix_rewards_on_training_tickets": mix,
+        "supervised_losses": losses,
+        "before": before,
+        "after": after,
+        "mean_before": round(sum(before) / len(before), 4),
+        "mean_after": round(sum(after) / len(after), 4),
+        "gain": round(sum(gains) / len(gains), 4),
+        "gain_ci95_paired": bootstrap_ci95(gains),
+        "cpu_seconds": round(time.process_time() - began, 1),
+        **parity("refund", log, trained_on, train),
     }
 
 
@@ -675,7 +980,7 @@ def markdown(result: Mapping[str, Any], table: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _arguments(argv: list[str] | None) -> tuple[RunConfig, Path, bool]:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     defaults = RunConfig()
     parser.add_argument("--desk", choices=sorted(PLANS), default=defaults.desk)
@@ -686,15 +991,44 @@ def _arguments(argv: list[str] | None) -> tuple[RunConfig, Path, bool]:
     parser.add_argument(
         "--tables-only", action="store_true", help="write summary.md again from the folder's summary.json"
     )
+    parser.add_argument(
+        "--learning-check",
+        action="store_true",
+        help="run tests/bench/test_grpo_learning.py's loop (refund, fixed tickets) and write learning_check.json",
+    )
+    parser.add_argument(
+        "--no-reward",
+        action="store_true",
+        help="with --learning-check: the trainer is paid 0 for every episode",
+    )
     args = parser.parse_args(argv)
-    config = RunConfig(**{name: getattr(args, name) for name in asdict(defaults)})
-    return config, args.out or Path("out/grpo_text") / config.desk, args.tables_only
+    if args.no_reward and not args.learning_check:
+        parser.error("--no-reward goes with --learning-check")
+    if args.learning_check:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name, value in asdict(defaults).items()
+            if getattr(args, name) != value
+        ]
+        if given or args.tables_only:
+            parser.error(
+                f"--learning-check runs at its own sizes; {' '.join(given or ['--tables-only'])} not taken"
+            )
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    config, out, tables_only = _arguments(argv)
-    if tables_only:
+    args = _arguments(argv)
+    config = RunConfig(**{name: getattr(args, name) for name in asdict(RunConfig())})
+    out = args.out or Path("out/grpo_text") / ("learning_check" if args.learning_check else config.desk)
+    if args.learning_check:
+        out.mkdir(parents=True, exist_ok=True)
+        result = learning_check(LearningCheck(pays_reward=not args.no_reward), out)
+        (out / "learning_check.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        print(json.dumps(result, indent=1))
+        return 0
+    if args.tables_only:
         result = json.loads((out / "summary.json").read_text())
     else:
         result = run(config, out)
