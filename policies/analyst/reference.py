@@ -43,7 +43,7 @@ from .sql import (
 from .tpch_sql import TPCH_TABLES_ANSWERS
 
 Script = Generator[str, str, None]
-_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb|postgres): ", re.MULTILINE)
+_STORE_LINE = re.compile(r"^  (sqlite|duckdb|lake|files|chdb|postgres|iceberg): ", re.MULTILINE)
 _QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE | re.DOTALL)
 _TOTAL = "SELECT sum(price) AS revenue FROM order_items"
 _TPCH_TOTAL = "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem"

@@ -33,6 +33,7 @@ _DIALECTS = {
     "files": "DuckDB over raw CSV and JSON files",
     "chdb": "ClickHouse (chDB, in process; read-only)",
     "postgres": "PostgreSQL (a server; a read-only role)",
+    "iceberg": "DuckDB over Apache Iceberg tables (read-only)",
 }
 
 

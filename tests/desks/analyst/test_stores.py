@@ -4,17 +4,20 @@ Writes and DDL, reading files outside the case's directory, writing files,
 installing or loading extensions, the network, several statements, settings, and
 queries whose result or work is huge: each is refused, or stopped at the time or
 memory budget, within its budget plus a margin; afterwards the data is unchanged
-and no file was written into the dataset's directory.
+and no file was written into the dataset's directory. The optional iceberg store (DuckDB over
+the files of Iceberg tables) runs the suite too where its extra is installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from pathlib import Path
 
 import pytest
 
 from batchgate_gym.desks.analyst.datasets.canonical import dataset_dir
+from batchgate_gym.desks.analyst.datasets.iceberg import catalog_home
 from batchgate_gym.desks.analyst.datasets.market import DataSpec
 from batchgate_gym.desks.analyst.engines.base import MAX_ROWS, StoreFailure, StoreRefused
 from batchgate_gym.desks.analyst.engines.stores import STORES, open_store
@@ -99,7 +102,17 @@ SQL_TEXT = [
 ]
 
 
-@pytest.fixture(params=STORES)
+HAVE_ICEBERG = importlib.util.find_spec("pyiceberg") is not None
+# every store DuckDB reads, the optional iceberg store's Iceberg tables too (with its extra)
+DUCKDB_READ = [
+    *STORES,
+    pytest.param(
+        "iceberg", marks=pytest.mark.skipif(not HAVE_ICEBERG, reason="needs the 'analyst-iceberg' extra")
+    ),
+]
+
+
+@pytest.fixture(params=DUCKDB_READ)
 def store(request: pytest.FixtureRequest):
     opened = open_store(request.param, SPEC, seconds=BUDGET)
     yield opened
@@ -111,7 +124,7 @@ def _fingerprint(store) -> list:
 
 
 def _files(kind: str) -> set[Path]:
-    folder = dataset_dir(SPEC, "duckdb" if kind == "duckdb" else ("lake" if kind == "lake" else "files"))
+    folder = dataset_dir(SPEC, kind if kind in ("duckdb", "lake", "iceberg") else "files")
     return {p for p in folder.parent.rglob("*")}
 
 
@@ -145,6 +158,8 @@ def test_one_huge_builtin_call_is_refused(store) -> None:
 
 def test_sql_as_text_and_the_cases_own_files_are_refused_as_the_agents(store) -> None:
     folder = dataset_dir(SPEC, "lake" if store.name == "sqlite" else store.name)
+    if store.name == "iceberg":  # the tables' own data files, where the catalog wrote them
+        folder = catalog_home(folder) / "warehouse" / "analyst" / "orders" / "data"
     own = [
         f"SELECT count(*) FROM '{folder}/nothing.parquet'",
         f"SELECT count(*) FROM '{folder}/orders.parquet'",

@@ -12,11 +12,13 @@ place, so two processes building the same dataset never see half a copy.
   rest as newline-delimited JSON;
 * ``duckdb/store.duckdb``: a DuckDB database holding the tables;
 * ``sqlite/store.sqlite``: a SQLite database file holding the tables (TPC-H's only:
-  a marketplace dataset is small enough to serve as an image in memory).
+  a marketplace dataset is small enough to serve as an image in memory);
+* ``iceberg/``: Apache Iceberg tables in a SQL catalog (:mod:`.iceberg`), written by pyiceberg
+  from the typed tables.
 
 A TPC-H dataset (level 7) is written by its generator (:mod:`.tpch`): the
 canonical and lake Parquet and the raw CSV files (every table) come from it, the
-DuckDB database and the SQLite file from its typed tables.
+DuckDB database, the SQLite file and the Iceberg tables from its typed tables.
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ import polars as pl
 
 from batchgate_gym.kernel import sqlite_image
 
-from . import tpch
+from . import iceberg, tpch
 from .market import TABLES, DataSpec, generate
 
 CSV_TABLES = ("orders", "order_items", "payments")
-KINDS = ("canonical", "lake", "files", "duckdb", "sqlite")
+KINDS = ("canonical", "lake", "files", "duckdb", "sqlite", "iceberg")
 INSERT_ROWS = 200_000  # rows handed to a database at a time: bounded Python rows at TPC-H's scale
 SQLITE_TYPES = {pl.String: "TEXT", pl.Int64: "INTEGER", pl.Float64: "REAL", pl.Date: "TEXT"}
 
@@ -189,6 +191,7 @@ _WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], tuple[st
     "files": _write_files,
     "duckdb": _write_duckdb,
     "sqlite": _write_sqlite,
+    "iceberg": iceberg.write_tables,
 }
 
 

@@ -1,5 +1,6 @@
-"""The DuckDB stores: ``duckdb`` (the dataset's database file), ``lake`` (its Parquet copy)
-and ``files`` (its raw CSV and JSON files), each read through DuckDB, read-only.
+"""The DuckDB stores: ``duckdb`` (the dataset's database file), ``lake`` (its Parquet copy),
+``files`` (its raw CSV and JSON files) and ``iceberg`` (its Iceberg tables, as the data files
+pyiceberg's scan plans), each read through DuckDB, read-only.
 
 The DuckDB stores run one thread under a memory limit with no spilling to disk,
 external access switched off after the views are made (only the case's own
@@ -30,6 +31,7 @@ import polars as pl
 
 from batchgate_gym.kernel.infra import InfraFailure
 
+from ..datasets import iceberg
 from ..datasets.canonical import csv_tables, dataset_dir, quiet, table_names, tables_of
 from ..datasets.market import DataSpec
 from .base import (
@@ -118,6 +120,14 @@ def _literal(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _planned_source(files: list[Path]) -> str:
+    """The Parquet files an Iceberg scan planned, read in the plan's order (one thread: rows
+    come back in that order)."""
+    if not files:
+        raise ValueError("an iceberg table with no data file")
+    return f"read_parquet([{', '.join(_literal(path) for path in files)}])"
+
+
 def _view_source(kind: str, folder: Path, name: str, frame: pl.DataFrame, as_csv: bool) -> str:
     if kind == "lake":
         return f"read_parquet({_literal(folder / f'{name}.parquet')})"
@@ -180,7 +190,9 @@ class DuckStore(ListedTables):
         self.visible = table_names(spec) if visible is None else visible
         self._duckdb = duckdb
         try:
-            self.folder = dataset_dir(spec, "duckdb" if kind == "duckdb" else kind)
+            self.folder = dataset_dir(spec, kind)
+            if kind == "iceberg":  # the tables' files live where the catalog was written
+                self.folder = iceberg.catalog_home(self.folder)
             self._base, self._tables = self._database(kind, spec)
             self.con = self._base.cursor()
         except Exception as exc:
@@ -212,6 +224,11 @@ class DuckStore(ListedTables):
                 duckdb.connect(str(self.folder / "store.duckdb"), read_only=True, config=_duck_config())
             )
         con = quiet(duckdb.connect(":memory:", config=_duck_config()))
+        if kind == "iceberg":
+            planned = iceberg.planned_files(dataset_dir(spec, kind), self.visible)
+            for name in self.visible:
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM {_planned_source(planned[name])}")
+            return con
         tables, as_csv = tables_of(spec), csv_tables(spec)
         for name in self.visible:
             source = _view_source(kind, self.folder, name, tables[name], name in as_csv)

@@ -22,6 +22,8 @@ The stores, what each shares in :mod:`.base`:
 * ``duckdb``: the dataset's DuckDB database file opened ``read_only`` (:mod:`.duck_store`);
 * ``lake``: the Parquet copy, as views in an in-memory DuckDB;
 * ``files``: the raw CSV and JSON files, as typed views in an in-memory DuckDB;
+* ``iceberg`` (optional extra): Apache Iceberg tables in a SQL catalog, the data files
+  pyiceberg's scan plans read as views in an in-memory DuckDB;
 * ``chdb`` (optional extra): ClickHouse in the process (:mod:`.chdb_store`);
 * ``postgres``: a PostgreSQL server the desk starts, a read-only role (:mod:`.postgres_store`).
 
@@ -39,9 +41,9 @@ from .sqlite_store import SqliteStore
 
 STORES = ("sqlite", "duckdb", "lake", "files")
 # Stores never drawn for a procedural case or the eval and train splits' single-store
-# cases, asked for by name (the ``chdb`` and ``postgres`` splits): chDB is behind an
-# optional extra, and the postgres store starts a server.
-OPTIONAL_STORES = ("chdb", "postgres")
+# cases, asked for by name (the ``chdb``, ``postgres`` and ``iceberg`` splits): chDB and
+# pyiceberg are behind optional extras, and the postgres store starts a server.
+OPTIONAL_STORES = ("chdb", "postgres", "iceberg")
 
 
 def open_store(
@@ -65,7 +67,7 @@ def open_store(
         return PostgresStore(spec, visible, seconds)
     if kind == "duckdb" and visible not in (None, table_names(spec)):
         raise ValueError("the duckdb store serves every table of its dataset")
-    if kind in STORES:
+    if kind in STORES or kind == "iceberg":
         return DuckStore(kind, spec, visible, seconds)
     raise ValueError(f"unknown store {kind!r}")
 

@@ -1,4 +1,4 @@
-"""The fixed splits, rebuilt byte for byte from seeds: eval (every level), train (levels 1 to 6), tpch, chdb and postgres.
+"""The fixed splits, rebuilt byte for byte from seeds: eval (every level), train (levels 1 to 6), tpch, chdb, postgres and iceberg.
 
 Eval asks each template once in each store it runs in (the four stores; level 4 in
 ``sqlite`` + ``lake``, twice), over three shared datasets (level 6 over two
@@ -13,7 +13,8 @@ datasets; level 4 has no chdb case): 26 cases, so chDB's scores compare one to o
 with DuckDB's. The postgres split asks the same questions in the ``postgres`` store
 (a PostgreSQL server the desk starts), and eval's level 4 as the seed asks it, orders
 in ``postgres`` and the catalog in ``sqlite`` (eval's own level-4 cases, same seeds,
-same questions): 30 cases.
+same questions): 30 cases. The iceberg split asks eval's duckdb questions in the ``iceberg``
+store (Iceberg tables read through DuckDB; level 4 has no iceberg case): 26 cases.
 
 ``holdout`` is ours, never trained on: eval is the original's reproduction row. It is
 drawn from seed 51,261,001 and planned so that each of careful's checks decides at least
@@ -41,8 +42,8 @@ from ..engines.stores import STORES
 from ..questions.market_questions import CROSS_PAIRS, TEMPLATES, Template
 from .build import DEFAULT_SCALE, TPCH_LEVEL, build_case
 
-SPLITS = ("eval", "train", "tpch", "chdb", "postgres", "holdout")
-ONE_STORE_SPLITS = ("chdb", "postgres")  # eval's duckdb questions, asked in one other store
+SPLITS = ("eval", "train", "tpch", "chdb", "postgres", "holdout", "iceberg")
+ONE_STORE_SPLITS = ("chdb", "postgres", "iceberg")  # eval's duckdb questions, asked in one other store
 SEED_PAIR = CROSS_PAIRS[1]  # level 4 as the seed asks it: orders in postgres, catalog in sqlite
 EVAL_SEED = 71_261_001
 TRAIN_SEED = 81_261_001
