@@ -34,6 +34,13 @@ at each evaluation), the start and end rows, the behaviour that changed (refund:
 duplicate payments; gate: the share of episodes that profile a batch before loading
 it), the wall time, the reward parity check and each evaluation's results file.
 
+``--learning-check`` runs the same loop at the size CI runs it
+(``tests/bench/test_grpo_learning.py``): sixteen refund tickets about one order, a
+tokenizer with one token for each whole call, GRPO on eight tickets, the other eight held
+out and each scored as the mean of seeded sampled episodes in this process; it writes
+``learning_check.json`` and ``learning_check.md``. With ``--no-reward`` the trainer is
+paid 0 for every episode: the control, under which nothing may be learned.
+
 Needs the ``trl`` extra (torch, transformers, trl, datasets).
 """
 
@@ -125,7 +132,9 @@ def calls_of(text_action: str) -> list[dict[str, Any]]:
 def transcript(
     env: DeskToolEnv, policy: Any, seed: int | None, max_calls: int, case_index: int | None = None
 ) -> tuple[list[dict[str, Any]], float]:
-    """One episode of ``policy`` through the TRL environment, one call a message: the chat and its reward."""
+    """One episode of ``policy`` through the TRL environment, one call a message: the chat and its
+    reward. An episode that ended closes with an empty assistant message, the turn with no call
+    that ends a TRL rollout (else the model learns to call on after the episode is over)."""
     observation = env.reset(seed=seed, case_index=case_index)
     policy.reset(observation, {})
     messages: list[dict[str, Any]] = [{"role": "user", "content": observation}]
@@ -140,6 +149,8 @@ def transcript(
             messages += [assistant_call(name, arguments), {"role": "tool", "name": name, "content": answer}]
             answered.append(answer)
         seen = "\n".join(answered)
+    if env.done:
+        messages.append({"role": "assistant", "content": ""})
     return messages, env.get_reward()
 
 
@@ -788,18 +799,30 @@ def sampled_reward(
     return env.get_reward()
 
 
-def held_out_rewards(
+CHECK_METRICS = ("duplicate_effects", "false_blocks", "overpaid_cents")  # summed over the held-out episodes
+CHECK_METRIC_ROWS = {
+    "duplicate_effects": "duplicate payments",
+    "false_blocks": "false blocks",
+    "overpaid_cents": "cents paid beyond what was owed",
+}
+
+
+def held_out_play(
     model: Any, tokenizer: Any, tools: list[dict[str, Any]], cases: list[dict[str, Any]], samples: int
-) -> list[float]:
-    """Each held-out ticket's mean reward over ``samples`` seeded episodes."""
+) -> tuple[list[float], dict[str, int]]:
+    """Each held-out ticket's mean reward over ``samples`` seeded episodes, and the desk's
+    metrics of :data:`CHECK_METRICS` summed over every episode."""
     model.eval()
     env = tool_env_class("refund")(cases)
-    return [
-        round(
-            sum(sampled_reward(model, tokenizer, tools, env, i, seed) for seed in range(samples)) / samples, 4
-        )
-        for i in range(len(cases))
-    ]
+    rewards, metrics = [], dict.fromkeys(CHECK_METRICS, 0)
+    for case_index in range(len(cases)):
+        played = []
+        for seed in range(samples):
+            played.append(sampled_reward(model, tokenizer, tools, env, case_index, seed))
+            for name in CHECK_METRICS:
+                metrics[name] += int(env.final_info["score"][name])
+        rewards.append(round(sum(played) / samples, 4))
+    return rewards, metrics
 
 
 def learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
@@ -845,7 +868,7 @@ def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
     )
     model = build_model(tokenizer, sizes)
     losses = fit_supervised(model, training_examples(tokenizer, chats, tools), sizes, tokenizer.pad_token_id)
-    before = held_out_rewards(model, tokenizer, tools, held_out, check.samples)
+    before, metrics_before = held_out_play(model, tokenizer, tools, held_out, check.samples)
     settings = GrpoSettings(
         steps=check.grpo_steps,
         batch=check.grpo_batch,
@@ -862,7 +885,7 @@ def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
     rows = episode_rows(range(len(train)), case_indices=True) * -(-visits // len(train))
     trainer, trained_on = grpo_trainer(model, tokenizer, settings, out, rows, factory)
     trainer.train()
-    after = held_out_rewards(model, tokenizer, tools, held_out, check.samples)
+    after, metrics_after = held_out_play(model, tokenizer, tools, held_out, check.samples)
     gains = [b - a for a, b in zip(before, after, strict=True)]
     return {
         "check": asdict(check),
@@ -872,6 +895,8 @@ def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
         "supervised_losses": losses,
         "before": before,
         "after": after,
+        "metrics_before": metrics_before,
+        "metrics_after": metrics_after,
         "mean_before": round(sum(before) / len(before), 4),
         "mean_after": round(sum(after) / len(after), 4),
         "gain": round(sum(gains) / len(gains), 4),
@@ -879,6 +904,45 @@ def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
         "cpu_seconds": round(time.process_time() - began, 1),
         **parity("refund", log, trained_on, train),
     }
+
+
+def check_markdown(result: Mapping[str, Any]) -> str:
+    """``learning_check.md``: the held-out tickets' rewards before and after GRPO, and the gain."""
+    check, paired = result["check"], result["gain_ci95_paired"]
+    mix = ", ".join(
+        f"{name} {reward:.4f}" for name, reward in result["mix_rewards_on_training_tickets"].items()
+    )
+    _, held_out = check_cases()
+    paid = "the desk's reward" if check["pays_reward"] else "0 for every episode"
+    lines = [
+        f"`python benchmarks/grpo_text.py --learning-check{'' if check['pays_reward'] else ' --no-reward'}`",
+        "",
+        f"Llama of {result['parameters']:,} parameters, a vocabulary of {result['vocabulary']} tokens;"
+        f" supervised for {check['sft_steps']} steps on the mix's transcripts of the 8 training tickets"
+        f" ({mix} on them), then GRPO for {check['grpo_steps']} steps of {check['grpo_batch']} rollouts"
+        f" ({check['generations']} a ticket), the trainer paid"
+        f" {paid}."
+        f" Each held-out ticket: the mean of {check['samples']} sampled episodes, seeds 0 to {check['samples'] - 1}."
+        f" {result['cpu_seconds']:.0f} s of CPU (one thread). Rewards trained on equal the desk's replay of"
+        f" the same calls: {result['trainer_rewards_are_the_desks']} ({result['rollouts_scored']} rollouts).",
+        "",
+        "| held-out ticket | ticket's family | before GRPO | after GRPO |",
+        "|---|---|---:|---:|",
+    ]
+    for case, before, after in zip(held_out, result["before"], result["after"], strict=True):
+        lines.append(f"| {case['case_id']} | {case['family']} | {before:.4f} | {after:.4f} |")
+    lines += [
+        f"| mean | | {result['mean_before']:.4f} | {result['mean_after']:.4f} |",
+        *(
+            f"| {CHECK_METRIC_ROWS[name]} (all {len(held_out) * check['samples']} episodes) | |"
+            f" {result['metrics_before'][name]:,} | {result['metrics_after'][name]:,} |"
+            for name in CHECK_METRICS
+        ),
+        "",
+        f"Gain {result['gain']:+.4f}, paired bootstrap 95% interval over the 8 tickets"
+        f" {paired[0]:+.4f} to {paired[1]:+.4f}: the test passes when it lies above 0.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -1026,6 +1090,7 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         result = learning_check(LearningCheck(pays_reward=not args.no_reward), out)
         (out / "learning_check.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        (out / "learning_check.md").write_text(check_markdown(result))
         print(json.dumps(result, indent=1))
         return 0
     if args.tables_only:

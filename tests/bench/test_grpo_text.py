@@ -42,12 +42,15 @@ def _as_run_model_text_chat(chat: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_the_server_rebuilds_the_chat_trl_trained_on(seed: int) -> None:
     chat, reward = _careful_chat(seed)
     assert reward == 1.0 and len(chat) >= 5
-    assert grpo_text.conversation_of(_as_run_model_text_chat(chat)) == chat
+    # the reply ended the episode; the closing turn with no call is TRL's, run-model never asks for it
+    *played, closing = chat
+    assert closing == {"role": "assistant", "content": ""}
+    assert grpo_text.conversation_of(_as_run_model_text_chat(played)) == played
 
 
 def test_a_text_that_is_no_call_stays_text() -> None:
     chat, _ = _careful_chat(3)
-    messages = _as_run_model_text_chat(chat)[:2] + [{"role": "assistant", "content": "I will look."}]
+    messages = _as_run_model_text_chat(chat[:-1])[:2] + [{"role": "assistant", "content": "I will look."}]
     assert grpo_text.conversation_of(messages)[-1] == {"role": "assistant", "content": "I will look."}
     assert grpo_text.call_in('["lookup_order"]') is None and grpo_text.call_in("{") is None
 
