@@ -2,7 +2,8 @@
 
 Builds TPC-H at a scale factor (1 by default) from nothing, in a fresh cache
 directory, and times each copy the stores read (the generator's Parquet and CSV,
-the typed tables, the DuckDB file, the SQLite file); then plays careful on every
+the typed tables, the DuckDB file, the SQLite file, and the Iceberg tables when the
+iceberg store is played); then plays careful on every
 level-7 question in every store under the budgets the stores give that scale
 (:func:`~batchgate_gym.desks.analyst.engines.base.budget_scale`: at SF 1 ten times the
 defaults, 20 s of CPU a DuckDB or PostgreSQL query, 200 million VM steps and 20 s a
@@ -13,7 +14,7 @@ apart, the largest child's: the generator) resident set.
 The machine's load averages before and after are recorded, since the figures are
 wall times on a shared machine.
 
-    python benchmarks/analyst_tpch.py [--sf 1] [--stores postgres,sqlite,files,duckdb,lake,chdb]
+    python benchmarks/analyst_tpch.py [--sf 1] [--stores postgres,sqlite,files,duckdb,lake,chdb,iceberg]
         [--out benchmarks/results] [--cache DIR]
 
 The stores are played one after another, each on every question, and the results
@@ -55,7 +56,7 @@ def timed(step: Callable[[], Any]) -> tuple[Any, float]:
     return value, round(time.perf_counter() - start, 3)
 
 
-def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
+def build(sf: float, stores: list[str]) -> tuple[Any, list[dict[str, Any]]]:
     from batchgate_gym.desks.analyst.datasets.canonical import dataset_dir, tables_of
     from batchgate_gym.desks.analyst.datasets.market import DataSpec
 
@@ -68,6 +69,8 @@ def build(sf: float) -> tuple[Any, list[dict[str, Any]]]:
         ("DuckDB database file", lambda: dataset_dir(spec, "duckdb")),
         ("SQLite database file", lambda: (dataset_dir(spec, "sqlite") / "store.sqlite").stat().st_size),
     ]
+    if "iceberg" in stores:  # the optional store's copy: pyiceberg is its extra's
+        steps.insert(-1, ("Iceberg tables (pyiceberg)", lambda: dataset_dir(spec, "iceberg")))
     rows = []
     for name, step in steps:
         value, seconds = timed(step)
@@ -263,7 +266,7 @@ def write(result: dict[str, Any], out: Path, name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sf", type=float, default=1.0)
-    parser.add_argument("--stores", default="postgres,sqlite,files,duckdb,lake,chdb")
+    parser.add_argument("--stores", default="postgres,sqlite,files,duckdb,lake,chdb,iceberg")
     parser.add_argument("--cache", default="", help="build into and reuse this folder")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     parser.add_argument("--name", default="analyst_tpch")
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0
     try:
-        _spec, result["build"] = build(args.sf)
+        _spec, result["build"] = build(args.sf, args.stores.split(","))
         planned = cases(args.sf, args.stores.split(","))  # store by store: a stopped run has whole stores
         result["planned"] = len(planned)
         for case, reference_seconds in planned:

@@ -4,7 +4,8 @@ An analyst is asked a question about a procedural marketplace (customers, seller
 products, orders, items, payments, reviews, with the dirt real exports carry). The
 data sits in a store the environment starts itself: the kernel's guarded SQLite, a
 read-only DuckDB database, a Parquet lake or raw CSV and JSON files (both read
-through DuckDB). The agent discovers the schema, runs bounded read-only queries and
+through DuckDB), or, asked for by name, ClickHouse (chDB), a PostgreSQL server or
+Iceberg tables read through DuckDB. The agent discovers the schema, runs bounded read-only queries and
 ends with an answer and the queries that support it, or declines a question the
 data cannot answer. The reference answer is computed apart, with polars over a
 canonical Parquet copy; the grader re-runs the cited queries.
