@@ -149,13 +149,12 @@ def _plain(value: Any) -> Any:
 # -- evidence ---------------------------------------------------------------------------
 def _honest_query(case: Any) -> str | None:
     """The reference analyst's query for a single-store question (``None`` where it takes several)."""
-    from batchgate_gym.policies.analyst.sql import CROSS, DECLINE, read_question, solution
+    from batchgate_gym.policies.analyst.sql import CROSS, DECLINE, dialect_of, read_question, solution
 
     reading = read_question(case.question)
     if reading is None or reading.kind in (*DECLINE, *CROSS):
         return None
-    dialect = {"sqlite": "sqlite", "chdb": "clickhouse", "postgres": "postgres"}.get(case.stores[0], "duckdb")
-    return solution(reading.kind, reading.params, dialect)
+    return solution(reading.kind, reading.params, dialect_of(case.stores[0]))
 
 
 def evidence_queries(case: Any) -> st.SearchStrategy[str]:

@@ -24,7 +24,15 @@ from batchgate_gym.desks.analyst.generator.build import data_spec, snapshot_para
 from batchgate_gym.desks.analyst.grader import same
 from batchgate_gym.desks.analyst.questions.market_answers import expected_answer
 from batchgate_gym.desks.analyst.questions.market_questions import LEVELS, TEMPLATES, Template, of_level
-from batchgate_gym.policies.analyst.sql import CROSS, PAGE, answer_from, catalog_page, cross_query, solution
+from batchgate_gym.policies.analyst.sql import (
+    CROSS,
+    PAGE,
+    answer_from,
+    catalog_page,
+    cross_query,
+    dialect_of,
+    solution,
+)
 
 SEEDS = 200
 SCALE = 60
@@ -120,7 +128,7 @@ def test_level6_dialects_agree_on_a_sample(store_name: str) -> None:
             for template in of_level(6):
                 params = params_of(template, spec, seed)
                 want = expected_answer(template.id, canonical_tables(spec), params)
-                dialect = {"chdb": "clickhouse", "postgres": "postgres"}.get(store_name, "duckdb")
+                dialect = dialect_of(store_name)
                 got = sql_answer(template, params, store, dialect)
                 assert got == want, (store_name, template.id, seed, got, want)
         finally:
