@@ -20,6 +20,7 @@ from typing import Any
 from ..base import action, call, result_of
 from .prior import prior_answer
 from .reference import (
+    REFERENCE_POLICIES,
     UNSURE,
     AlteredCareful,
     CarefulAnalyst,
@@ -375,6 +376,13 @@ catches alone. Each cheats only where its rule can apply (uncited-catalog: a que
 crosses stores, which few eval cases and no TPC-H question ask), so it is held to the 0.05 margin
 on holdout, planned so that every rule decides, not on every split the attack table shows."""
 
+
+def lineup(_cases: list[Any]) -> dict[str, Any]:
+    """The attack table's policies (the desk's ``lineup``): careful first, the baselines, then
+    every attacker (none needs the truth of the cases)."""
+    return {name: cls() for name, cls in {**REFERENCE_POLICIES, **ATTACKERS}.items()}
+
+
 # Baselines besides the attackers: honest analysts that err (never declining or over-answering
 # on purpose); ``one-short`` and ``first-only`` are the near and the far miss partial credit tells apart.
 # ``decline-when-unsure`` is the honest analyst who knows its limits.
@@ -401,4 +409,5 @@ __all__ = [
     "dressed",
     "grid_query",
     "grid_step",
+    "lineup",
 ]

@@ -3,26 +3,15 @@
 A declaration, not code: the desk's environment, case loaders, policies and speed
 benchmark (``batchgate bench --desk analyst``: per store, careful's episodes per second
 and the latency of one query) are named by string entry point and loaded when a command
-first plays the desk; what is written here is only what no entry point can say (the
-attack line-up) and the per-case fields its JSON report
-carries (``level``, ``store``).
+first plays the desk, the attack line-up included; what is written here is only what no
+entry point can say: the per-case fields its JSON report carries (``level``, ``store``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from batchgate_gym.desks.registry import CaseSupply, DeskEntry, DeskSpec, Metric, PolicySet, Scoring
 
 from . import ENV_ID, EXTRA, GYMNASIUM_IDS
-
-
-def _lineup(cases: list[Any]) -> dict[str, Any]:
-    """careful first, the baselines, then every attacker (none needs the truth)."""
-    from batchgate_gym.policies.analyst.attackers import ATTACKERS
-    from batchgate_gym.policies.analyst.reference import REFERENCE_POLICIES
-
-    return {name: cls() for name, cls in {**REFERENCE_POLICIES, **ATTACKERS}.items()}
 
 
 def _build() -> DeskSpec:
@@ -64,7 +53,7 @@ def _build() -> DeskSpec:
             reference=(f"{_POLICIES}.reference:REFERENCE_POLICIES",),
             defaults=("careful", "always-decline", "answer-everything"),
             attackers=f"{_POLICIES}.attackers:ATTACKERS",
-            lineup=_lineup,
+            lineup=f"{_POLICIES}.attackers:lineup",
             target="careful",
             baselines=f"{_POLICIES}.attackers:BASELINES",
             # its naive counterpart answers every question, supported or not
