@@ -45,6 +45,11 @@ def test_pages_have_pinned_blocks():
     assert len(BLOCKS) >= 34 + 3
 
 
+def test_no_pinned_block_is_empty():
+    # An empty body is in every output and every file: such a pin holds nothing.
+    assert [f"{page}: {command}" for page, command, body in BLOCKS if not body.strip()] == []
+
+
 @functools.cache
 def command_output(command: str) -> str:
     words = shlex.split(command)
