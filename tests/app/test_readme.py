@@ -45,8 +45,15 @@ def test_pages_have_pinned_blocks():
     assert len(BLOCKS) >= 34 + 3
 
 
-def test_no_pinned_block_is_empty():
-    # An empty body is in every output and every file: such a pin holds nothing.
+def test_every_begin_marker_opens_a_block_with_a_body():
+    # A marker with nothing before its end is no block at all, and an empty body is in every
+    # output and every file: either way the pin holds nothing.
+    opened = [
+        (page, m[1])
+        for page, text in PAGES.items()
+        for m in re.finditer(r"(?<!`)<!-- begin: (.+?) -->", text)
+    ]
+    assert opened == [(page, command) for page, command, _ in BLOCKS]
     assert [f"{page}: {command}" for page, command, body in BLOCKS if not body.strip()] == []
 
 
