@@ -84,6 +84,20 @@ def test_each_call_the_mix_makes_is_one_token_that_trl_parses_back() -> None:
     assert len(tokenizer(rendered)["input_ids"]) * 20 < len(rendered)
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--learning-check", "--width", "8"], "--width not taken"),
+        (["--learning-check", "--tables-only"], "--tables-only not taken"),
+        (["--no-reward"], "--no-reward goes with --learning-check"),
+    ],
+)
+def test_the_check_refuses_options_it_would_not_use(argv: list[str], said: str, capsys: Any) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        grpo_text.main(argv)
+    assert stopped.value.code == 2 and said in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_grpo_raises_the_held_out_reward_beyond_the_noise(tmp_path: Any) -> None:
     result = grpo_text.learning_check(grpo_text.LearningCheck(), tmp_path)
