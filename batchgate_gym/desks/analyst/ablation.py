@@ -24,7 +24,9 @@ from .grader import WEIGHTS
 NO_ABSTENTION_RULE = "no abstention rule"
 
 
-class Episode(Protocol):
+class TermsOfCase(Protocol):
+    """What the ablation reads of an episode: its case and its terms."""
+
     case_id: str
     terms: dict[str, float]
 
@@ -39,7 +41,7 @@ def _episode_reward(terms: Mapping[str, float], kept: Mapping[str, Fraction]) ->
 
 
 def ablated_means(
-    episodes: Mapping[str, Sequence[Episode]], answerable: Mapping[str, bool]
+    episodes: Mapping[str, Sequence[TermsOfCase]], answerable: Mapping[str, bool]
 ) -> dict[str, dict[str, Fraction]]:
     """``{variant: {policy: mean reward}}`` for the full score, each term's weight dropped, and
     the abstention rule dropped (``answerable`` maps each case id to whether it can be answered)."""

@@ -280,7 +280,7 @@ def generate(spec: DataSpec) -> dict[str, pl.DataFrame]:
     if spec.change is not None:
         tables = apply_change(tables, spec.change)
     if spec.cutoff is not None:
-        tables = cut(tables, spec.cutoff)
+        tables = snapshot_on(tables, spec.cutoff)
     return tables
 
 
@@ -304,7 +304,7 @@ def apply_change(tables: dict[str, pl.DataFrame], change: Change) -> dict[str, p
     return {**tables, "orders": orders, "reviews": reviews}
 
 
-def cut(tables: dict[str, pl.DataFrame], cutoff: dt.date) -> dict[str, pl.DataFrame]:
+def snapshot_on(tables: dict[str, pl.DataFrame], cutoff: dt.date) -> dict[str, pl.DataFrame]:
     """The snapshot taken on ``cutoff``: later orders absent, later deliveries and reviews hidden.
 
     An order delivered after the cutoff was still on its way on the day: it reads
@@ -345,6 +345,6 @@ __all__ = [
     "DataSpec",
     "apply_change",
     "check_scale",
-    "cut",
     "generate",
+    "snapshot_on",
 ]
