@@ -212,53 +212,78 @@ def _macro_env(desk: str) -> Any:
 _MACRO_WARM_UP = 400  # steps: every case built, every statement compiled
 
 
-def _macro_moves(env: Any, count: int) -> Iterator[tuple[str | None, str]]:
-    """``count`` random masked moves on ``env`` (reset with seed 0 first): each step's
-    text action, with the case a reset before it began (or ``None``)."""
+# A reset before a move: the case it drew and the opening's text action (``None``: no reset).
+Opened = tuple[str, str] | None
+
+
+def _macro_moves(env: Any, count: int) -> Iterator[tuple[Opened, int, str]]:
+    """``count`` random masked moves on ``env``, reset with seed 0 first: each move with
+    the reset before it (the first move's is the seeded one), its index and its text action."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     _vector, info = env.reset(seed=0)
-    case: str | None = None
+    opened: Opened = (info["case_id"], info["text_action"])
     for _ in range(count):
         allowed = np.flatnonzero(env.action_masks())
-        *_, terminated, truncated, info = env.step(allowed[rng.integers(len(allowed))])
-        yield case, info["text_action"]
-        case = None
+        index = int(allowed[rng.integers(len(allowed))])
+        *_, terminated, truncated, info = env.step(index)
+        yield opened, index, info["text_action"]
+        opened = None
         if terminated or truncated:
             _vector, info = env.reset()
-            case = info["case_id"]
+            opened = (info["case_id"], info["text_action"])
+
+
+def _replayed(
+    desk: str, count: int, begin: Callable[[int | None, str], str], move: Callable[[int, str], None]
+) -> None:
+    """The desk's macro moves drawn on one macro env (all the measure's moves, in both runs:
+    the same set-up), then the warm-up's and ``count`` more played again on a fresh
+    environment: ``begin(seed, opening)`` resets it (the first with seed 0, as the draw) and
+    returns the case drawn; ``move(index, text_action)`` plays a move. Both measures of a
+    desk replay the same moves this way, so each plays them on the same states with the
+    same process caches (every statement the moves send compiled once already, every case
+    built), and neither counts the draw."""
+    moves = list(_macro_moves(_macro_env(desk), _MACRO_WARM_UP + MEASURES[f"{desk}_macro"][1]))
+    for number, (opened, index, text_action) in enumerate(moves[: _MACRO_WARM_UP + count]):
+        if opened is not None:
+            case, opening = opened
+            drawn = begin(0 if number == 0 else None, opening)
+            if drawn != case:
+                raise RuntimeError(f"the replay drew case {drawn}, the macro env {case}")
+        move(index, text_action)
 
 
 def _macro(desk: str) -> Callable[[int], None]:
+    """Macro steps: the drawn moves replayed on a fresh macro env."""
+
     def run(count: int) -> None:
-        for _ in _macro_moves(_macro_env(desk), _MACRO_WARM_UP + count):
-            pass
+        macro = _macro_env(desk)
+
+        def begin(seed: int | None, _opening: str) -> str:
+            return str(macro.reset(seed=seed)[1]["case_id"])
+
+        _replayed(desk, count, begin, lambda index, _text: macro.step(index))
 
     return run
 
 
 def _text_calls(desk: str) -> Callable[[int], None]:
-    """The macro measure's moves, recorded as text actions (the same in both runs), then
-    replayed on a bare text environment: warm-up moves, then ``count`` counted ones."""
+    """The text calls the macro moves stand for: a bare text environment, each reset
+    followed by the macro env's opening action, each move's text action replayed."""
 
     def run(count: int) -> None:
         macro = _macro_env(desk)
-        moves = list(_macro_moves(macro, _MACRO_WARM_UP + MEASURES[f"{desk}_macro"][1]))
-        text, opening = macro.text_env.__class__(split="eval"), macro.tracker.opening_calls()
-        from batchgate_gym.envs.macro_env import text_action_of
+        text = macro.text_env.__class__(split="eval")
+        macro.close()
 
-        def begin(seed: int | None, case: str | None) -> None:
-            _obs, info = text.reset(seed=seed)
-            if case is not None and info["case_id"] != case:
-                raise RuntimeError(f"the replay drew case {info['case_id']}, the macro env {case}")
-            text.step(text_action_of(opening))
+        def begin(seed: int | None, opening: str) -> str:
+            case = str(text.reset(seed=seed)[1]["case_id"])
+            text.step(opening)
+            return case
 
-        begin(0, None)
-        for case, action in moves[: _MACRO_WARM_UP + count]:
-            if case is not None:
-                begin(None, case)
-            text.step(action)
+        _replayed(desk, count, begin, lambda _index, action: text.step(action))
 
     return run
 
