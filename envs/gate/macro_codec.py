@@ -39,8 +39,10 @@ SLOT_MOVES: tuple[str, ...] = (
     *(f"quarantine:{name}" for name in RULE_NAMES),
 )
 _SLOT_HEAD = 7  # present, orders, customers, rows, loaded, quarantined, profiled
+_LOADED_AT, _QUARANTINED_AT, _PROFILED_AT = 4, 5, 6  # in the head
 _PROFILE_FEATURES = 2 * len(PROFILE_COLUMNS) + 8
-SLOT_FEATURES = _SLOT_HEAD + 3 * len(RULE_NAMES) + _PROFILE_FEATURES
+_PROFILE_AT = _SLOT_HEAD + 3 * len(RULE_NAMES)  # the profile's flags, after the checks
+SLOT_FEATURES = _PROFILE_AT + _PROFILE_FEATURES
 _MOVE_AT = {move: index for index, move in enumerate(SLOT_MOVES)}  # a move's place in a slot
 _CHECK_AT = {name: _MOVE_AT["check:" + name] for name in RULE_NAMES}
 _QUARANTINE_AT = {name: _MOVE_AT["quarantine:" + name] for name in RULE_NAMES}
@@ -99,11 +101,9 @@ class SlotState:
     loaded: bool = False
     quarantined: bool = False
     # (profile, contract, rows, their features): the features kept while those stay the same
-    profile_features: tuple[Any, Any, int, list[float]] | None = field(
-        default=None, repr=False, compare=False
-    )
-    # The load epoch the tracker's vector (and mask) last wrote this slot at; -1 once a
-    # result changes it.
+    profile_features: tuple[Any, Any, int, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # The load epoch up to which the tracker's vector (and mask) hold this slot; -1: not
+    # written (or to be written again whole, from the slot's state).
     features_epoch: int = field(default=-1, repr=False, compare=False)
     mask_epoch: int = field(default=-1, repr=False, compare=False)
 
@@ -172,6 +172,15 @@ class GateMacroTracker:
         self.slots = [SlotState(batch, rules=_slot_rules(batch["table"], self.contract)) for batch in listed]
         self._vector[:] = 0.0
         self._mask = self._empty_mask()
+        for slot, state in enumerate(self.slots):
+            # A listed batch with nothing seen or done yet: its head, every other feature 0,
+            # and its table's moves allowed (written whole here, not worked out per feature).
+            base = slot * SLOT_FEATURES
+            self._vector[base : base + _SLOT_HEAD] = _fresh_head(state.batch)
+            state.features_epoch = self.load_epoch
+            at = slot * len(SLOT_MOVES)
+            self._mask[at : at + len(SLOT_MOVES)] = _fresh_slot_mask(tuple(state.rules))
+            state.mask_epoch = self.load_epoch
 
     def _empty_mask(self) -> np.ndarray:
         empty = np.zeros(self.layout.n_actions, dtype=np.int8)
@@ -188,17 +197,20 @@ class GateMacroTracker:
             state.checks[rule] = (failing, self.load_epoch)
             self._write_check(slot, state, rule, failing)
             return
-        if state is not None:
-            state.features_epoch = state.mask_epoch = -1
-        if tool == "profile_batch" and state is not None:
+        if state is None:
+            return
+        if tool == "profile_batch":
             state.profile = result
-        elif tool == "load_batch" and result.get("status") == "loaded" and state is not None:
+            self._write_profile(slot, state)
+        elif tool == "load_batch" and result.get("status") == "loaded":
             state.loaded = True
-            self.load_epoch += 1
             self.loaded_ids.append(state.batch["batch_id"])
-        elif tool == "quarantine_batch" and result.get("status") == "quarantined" and state is not None:
+            self._write_decided(slot, state, _LOADED_AT)
+            self._next_load_epoch()
+        elif tool == "quarantine_batch" and result.get("status") == "quarantined":
             state.quarantined = True
             self.quarantined_ids.append(state.batch["batch_id"])
+            self._write_decided(slot, state, _QUARANTINED_AT)
 
     def _write_check(self, slot: int, state: SlotState, rule: str, failing: int) -> None:
         """A check answered now changes the slot's three features of that rule and its
@@ -209,6 +221,45 @@ class GateMacroTracker:
             self._vector[at : at + len(_UNCHECKED)] = (1.0, 1.0, float(failing > 0))  # fresh, checked
         if state.mask_epoch == self.load_epoch and rule in state.rules:
             self._mask[slot * len(SLOT_MOVES) + _CHECK_AT[rule]] = 0  # answered since the last load
+
+    # A result changes a few of a slot's numbers: written in place where the vector and the
+    # mask hold the slot up to date (a slot they do not hold is written whole at the next
+    # vector or mask, from its state).
+
+    def _write_profile(self, slot: int, state: SlotState) -> None:
+        """A profile taken: the slot's profiled flag, its profile's flags, its profile move."""
+        if state.features_epoch == self.load_epoch:
+            base = slot * SLOT_FEATURES
+            self._vector[base + _PROFILED_AT] = 1.0
+            rows = max(1, int(state.batch.get("rows", 0)))
+            self._vector[base + _PROFILE_AT : base + SLOT_FEATURES] = self._profile_part(state, rows)
+        if state.mask_epoch == self.load_epoch:
+            self._mask[slot * len(SLOT_MOVES) + _MOVE_AT["profile"]] = 0
+
+    def _write_decided(self, slot: int, state: SlotState, flag_at: int) -> None:
+        """A batch loaded or quarantined: its flag set, none of its moves allowed."""
+        if state.features_epoch == self.load_epoch:
+            self._vector[slot * SLOT_FEATURES + flag_at] = 1.0
+        if state.mask_epoch == self.load_epoch:
+            self._mask[slot * len(SLOT_MOVES) : (slot + 1) * len(SLOT_MOVES)] = 0
+
+    def _next_load_epoch(self) -> None:
+        """The warehouse changed: every check answered so far is stale (its fresh feature 0,
+        its move allowed again on an undecided batch of the rule's table)."""
+        was, self.load_epoch = self.load_epoch, self.load_epoch + 1
+        for slot, state in enumerate(self.slots):
+            if state.features_epoch == was:
+                base = slot * SLOT_FEATURES + _SLOT_HEAD
+                for name in state.checks:
+                    self._vector[base + len(_UNCHECKED) * _RULE_AT[name]] = 0.0
+                state.features_epoch = self.load_epoch
+            if state.mask_epoch == was:
+                if not state.decided:
+                    base = slot * len(SLOT_MOVES)
+                    for name in state.checks:
+                        if name in state.rules:
+                            self._mask[base + _CHECK_AT[name]] = 1
+                state.mask_epoch = self.load_epoch
 
     def action_text(self, index: int) -> str:
         """The text action for macro ``index``: :meth:`move_calls` as text (``""`` for none)."""
@@ -289,28 +340,47 @@ class GateMacroTracker:
 
     def _slot_features(self, state: SlotState) -> list[float]:
         rows = max(1, int(state.batch.get("rows", 0)))
-        head = [
-            1.0,
-            float(state.batch["table"] == "orders"),
-            float(state.batch["table"] == "customers"),
-            min(1.0, rows / 50),
+        head = _fresh_head(state.batch)
+        head[_LOADED_AT : _PROFILED_AT + 1] = (
             float(state.loaded),
             float(state.quarantined),
             float(state.profile is not None),
-        ]
+        )
         checks = [0.0] * len(_UNCHECKED) * len(RULE_NAMES)  # every rule unchecked, then the checked
         for name, (failing, epoch) in state.checks.items():
             at = len(_UNCHECKED) * _RULE_AT[name]
             checks[at : at + len(_UNCHECKED)] = (float(epoch == self.load_epoch), 1.0, float(failing > 0))
-        return head + checks + self._profile_part(state, rows)
+        profile: list[float] = self._profile_part(state, rows).tolist()
+        return head + checks + profile
 
-    def _profile_part(self, state: SlotState, rows: int) -> list[float]:
-        """:func:`profile_features` of the slot, made again only when its inputs change."""
+    def _profile_part(self, state: SlotState, rows: int) -> np.ndarray:
+        """:func:`profile_features` of the slot (as the vector's dtype: copied in as it
+        is), made again only when its inputs change."""
         kept = state.profile_features
         if kept is None or kept[0] is not state.profile or kept[1] is not self.contract or kept[2] != rows:
-            kept = (state.profile, self.contract, rows, profile_features(state.profile, rows, self.contract))
+            flags = np.array(profile_features(state.profile, rows, self.contract), dtype=np.float32)
+            kept = (state.profile, self.contract, rows, flags)
             state.profile_features = kept
         return kept[3]
+
+
+def _fresh_head(batch: Mapping[str, Any]) -> list[float]:
+    """A slot's head before anything is done to its batch: present, table, rows / 50."""
+    rows = max(1, int(batch.get("rows", 0)))
+    table = batch["table"]
+    return [1.0, float(table == "orders"), float(table == "customers"), min(1.0, rows / 50), 0.0, 0.0, 0.0]
+
+
+@functools.cache
+def _fresh_slot_mask(rules: tuple[str, ...]) -> np.ndarray:
+    """The moves allowed on a listed batch with nothing seen or done yet, whose table has
+    ``rules``: profile, load, and a check and a quarantine per rule (read-only)."""
+    allowed = np.zeros(len(SLOT_MOVES), dtype=np.int8)
+    allowed[[_MOVE_AT["profile"], _MOVE_AT["load"]]] = 1
+    for name in rules:
+        allowed[[_CHECK_AT[name], _QUARANTINE_AT[name]]] = 1
+    allowed.flags.writeable = False
+    return allowed
 
 
 _KEPT_RULES: dict[tuple[str, int], tuple[Any, Mapping[str, Rule]]] = {}
