@@ -24,7 +24,7 @@ import numpy as np
 
 from batchgate_gym.desks.gate.contract import TABLE_COLUMNS, contract
 from batchgate_gym.desks.gate.rules_sql import Rule, contract_rules, rule_query
-from batchgate_gym.kernel.plain import FrozenDict
+from batchgate_gym.kernel.plain import FrozenDict, frozen
 from batchgate_gym.kernel.text_policy import ToolCallDict, action, call, last_results, results
 
 TABLES = ("orders", "customers")
@@ -54,6 +54,8 @@ _TOOL_OF_MOVE = {
     "load": "load_batch",
     "quarantine": "quarantine_batch",
 }
+# What a move in a slot sends: its tool, and the rule it names ("" for none).
+_SENT_OF_MOVE = tuple((_TOOL_OF_MOVE[move.partition(":")[0]], move.partition(":")[2]) for move in SLOT_MOVES)
 _TURN = re.compile(r"^turn (\d+) of (\d+)")
 
 
@@ -106,6 +108,8 @@ class SlotState:
     # written (or to be written again whole, from the slot's state).
     features_epoch: int = field(default=-1, repr=False, compare=False)
     mask_epoch: int = field(default=-1, repr=False, compare=False)
+    # Each move's call and text, made once per case and shared by its episodes (None: not kept)
+    kept_moves: list[tuple[ToolCallDict, str] | None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def decided(self) -> bool:
@@ -169,7 +173,12 @@ class GateMacroTracker:
         listed = listing["batches"]
         if len(listed) > self.layout.slots:
             raise ValueError(f"{len(listed)} batches do not fit in {self.layout.slots} slots")
-        self.slots = [SlotState(batch, rules=_slot_rules(batch["table"], self.contract)) for batch in listed]
+        self.slots = []
+        for batch in listed:
+            rules = _slot_rules(batch["table"], self.contract)
+            self.slots.append(
+                SlotState(batch, rules=rules, kept_moves=_kept_moves(batch, rules, self.contract))
+            )
         self._vector[:] = 0.0
         self._mask = self._empty_mask()
         for slot, state in enumerate(self.slots):
@@ -268,8 +277,30 @@ class GateMacroTracker:
 
     def move_action(self, index: int) -> tuple[list[ToolCallDict], str]:
         """:meth:`move_calls` and the text action they make (``""`` for none)."""
+        kept = self._kept_move(index)
+        if kept is not None:
+            return [kept[0]], kept[1]
         calls = self.move_calls(index)
         return calls, action(*calls) if calls else ""
+
+    def _kept_move(self, index: int) -> tuple[ToolCallDict, str] | None:
+        """A slot move's call (read-only) and its text, made once for every episode of a
+        case (:func:`_kept_moves`); ``None`` for the submit, an empty slot, or a slot with
+        no kept moves: :meth:`move_calls` makes those."""
+        slot, at = divmod(index, len(SLOT_MOVES))
+        if not 0 <= index < self.layout.submit or slot >= len(self.slots):
+            return None
+        kept = self.slots[slot].kept_moves
+        if kept is None:
+            return None
+        made = kept[at]
+        if made is None:
+            made_call = frozen(self.move_calls(index)[0])
+            made = kept[at] = (made_call, action(made_call))
+        else:
+            tool, rule_name = _SENT_OF_MOVE[at]
+            self._sent = [(tool, slot, rule_name)]
+        return made
 
     def move_calls(self, index: int) -> list[ToolCallDict]:
         """The calls of macro ``index`` (none for a move on an empty slot)."""
@@ -385,6 +416,10 @@ def _fresh_slot_mask(rules: tuple[str, ...]) -> np.ndarray:
 
 _KEPT_RULES: dict[tuple[str, int], tuple[Any, Mapping[str, Rule]]] = {}
 _MOST_KEPT_RULES = 512
+# id of a listed batch -> (the batch, its rules, the contract, held so that their ids stay
+# their own; each move's call and text, made when first sent)
+_KEPT_MOVES: dict[int, tuple[Any, Any, Any, list[tuple[ToolCallDict, str] | None]]] = {}
+_MOST_KEPT_MOVES = 1024
 
 
 def _slot_rules(table: str, read: dict[str, Any]) -> Mapping[str, Rule]:
@@ -403,6 +438,23 @@ def _slot_rules(table: str, read: dict[str, Any]) -> Mapping[str, Rule]:
         _KEPT_RULES.clear()
     _KEPT_RULES[key] = (read, rules)
     return rules
+
+
+def _kept_moves(
+    batch: Mapping[str, Any], rules: Mapping[str, Rule], read: Mapping[str, Any] | None
+) -> list[tuple[ToolCallDict, str] | None] | None:
+    """The kept calls of a batch's moves: a case's listing, its contract and the rules read
+    from it are read-only objects its episodes share (:class:`FrozenDict`), and on them a
+    move's call is the same in every episode, so it is made once per batch object. Any
+    other objects (read off a text observation) keep none (``None``)."""
+    if not type(batch) is type(rules) is type(read) is FrozenDict:
+        return None
+    kept = _KEPT_MOVES.get(id(batch))
+    if kept is None or kept[0] is not batch or kept[1] is not rules or kept[2] is not read:
+        if len(_KEPT_MOVES) >= _MOST_KEPT_MOVES:
+            _KEPT_MOVES.clear()
+        kept = _KEPT_MOVES[id(batch)] = (batch, rules, read, [None] * len(SLOT_MOVES))
+    return kept[3]
 
 
 def _foreign_rule(name: str, table: str, read: dict[str, Any] | None) -> Rule:

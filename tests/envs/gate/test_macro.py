@@ -207,3 +207,26 @@ def test_kept_features_and_masks_match_a_fresh_reading_at_every_move(env: GateMa
         observation, _reward, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(allowed)))
         if terminated or truncated:
             observation, info = env.reset()
+
+
+def test_a_kept_move_is_the_call_made_afresh_and_read_only(env: GateMacroEnv) -> None:
+    """A slot move's call and text, made once per case and handed out again in its later
+    episodes, equal the ones made afresh at every random move, and the call refuses changes."""
+    rng = np.random.default_rng(5)
+    env.reset(seed=0)
+    kept = 0
+    for _ in range(300):
+        index = int(rng.integers(env.layout.n_actions))
+        tracker = env.tracker
+        calls, text = tracker.move_action(index)
+        afresh = tracker.move_calls(index)
+        assert calls == afresh and text == (json.dumps(afresh) if afresh else "")
+        if calls and index != env.layout.submit:
+            assert tracker.move_action(index)[0][0] is calls[0]
+            with pytest.raises(TypeError):
+                calls[0]["arguments"]["batch_id"] = "B-other"
+            kept += 1
+        *_, terminated, truncated, _info = env.step(index)
+        if terminated or truncated:
+            env.reset()
+    assert kept > 100
