@@ -3,7 +3,11 @@
 Shows that RefundDesk can be learned from its reward alone: MaskablePPO
 (sb3-contrib) trains from scratch on CPU on procedural cases (a fresh generated
 ticket per reset) through ``batchgate_gym/RefundDeskMacro-v0``, where every move
-is the real text tool call and the reward is the grader's terminal score. The
+is the real text tool call and the reward is the grader's terminal score. Half the
+training tickets are drawn from legit-partial-refund (``--partial-share``), the one
+family that owes a line other than the first: in the generator's own mix one
+ticket in fourteen asks for such a payment, and the network stopped trying the
+later lines' ``pay`` moves before it learned them. The
 trained network then plays the held-out eval split through the same wrapper,
 beside the same network untrained, a uniform random pick among the allowed moves,
 and the three reference policies spelled in the same moves (``naive``: pay the
@@ -28,8 +32,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,7 @@ import numpy as np
 from batchgate_gym.app.report import baseline_table, family_table
 from batchgate_gym.bench.harness import library_versions, load_average
 from batchgate_gym.desks import registry
+from batchgate_gym.desks.refund.sources import ProceduralRefundCases
 from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.envs.refund.macro_codec import RefundMacroTracker
 from batchgate_gym.evaluation import EpisodeResult, EvaluationResult, evaluate
@@ -64,11 +69,12 @@ class TrainConfig:
     epochs: int = 10
     learning_rate: float = 3e-4
     gamma: float = 0.99
-    ent_coef: float = 0.01
+    ent_coef: float = 0.03  # with 0.01 the pay moves of later lines were dropped before they paid
     net: tuple[int, ...] = (64, 64)
     curve_every: int = 10_000  # env steps between learning-curve points (0: none)
     eval_split: str = "eval"
     check_seeds: int = 1000  # fresh procedural tickets the final policies also play (0: none)
+    partial_share: float = 0.5  # share of procedural training tickets drawn from PARTIAL_FAMILY (0: none)
     threads: int = 1
     verbose: bool = False  # print each learning-curve point as it is measured
 
@@ -212,10 +218,48 @@ def check_seeds(config: TrainConfig) -> range:
 
 # -- training --------------------------------------------------------------------------------
 
+# The one family whose owed line is mostly not the order's first: every other family
+# owes line 0 or nothing, so the generator's own mix asks for a payment on a later
+# line in about one ticket in fourteen.
+PARTIAL_FAMILY = "legit-partial-refund"
+
+
+@dataclass(frozen=True)
+class TrainingTickets:
+    """The procedural tickets training plays: the generator's own draw, except that a
+    share ``partial_share`` of the resets build a ticket of :data:`PARTIAL_FAMILY` (its
+    variant and everything else drawn as usual). The environment's generator decides
+    which, so a seeded run draws the same tickets. Training only: the splits, the fresh
+    tickets played after training and every default procedural case are untouched."""
+
+    partial_share: float
+    base: ProceduralRefundCases = field(default_factory=ProceduralRefundCases)
+
+    def pick_seeded(self, rng: np.random.Generator, options: Mapping[str, Any]) -> tuple[int, Any]:
+        if not options and rng.random() < self.partial_share:
+            return self.base.pick_seeded(rng, {"family": PARTIAL_FAMILY})
+        return self.base.pick_seeded(rng, options)
+
+    def pick(self, rng: np.random.Generator, options: Mapping[str, Any]) -> Any:
+        return self.pick_seeded(rng, options)[1]
+
+
+def training_cases(config: TrainConfig) -> Any:
+    """What the training envs' ``cases`` is: the config's (the gate script's reading of
+    it), or the mix of :class:`TrainingTickets` when procedural tickets are reweighted."""
+    if not config.partial_share:
+        return None if config.cases == "procedural" else config.cases
+    if config.cases != "procedural":
+        raise ValueError("--partial-share reweights procedural tickets: give it only with --cases procedural")
+    if not 0 < config.partial_share <= 1:
+        raise ValueError(f"--partial-share must be in [0, 1], not {config.partial_share}")
+    return TrainingTickets(config.partial_share)
+
 
 def make_model(config: TrainConfig) -> Any:
-    """A fresh, seeded model on vectorised refund macro envs."""
-    return shared.make_model(config, RefundMacroEnv, {"lines": config.lines})
+    """A fresh, seeded model on vectorised refund macro envs (their ``cases`` given with
+    the wrapper's own keywords, which the gate script's ``make_model`` passes on last)."""
+    return shared.make_model(config, RefundMacroEnv, {"lines": config.lines, "cases": training_cases(config)})
 
 
 def train(config: TrainConfig) -> Any:
@@ -282,6 +326,12 @@ def _arguments(argv: list[str] | None) -> tuple[TrainConfig, argparse.Namespace]
     shared.add_training_arguments(parser, defaults)
     parser.add_argument(
         "--check-seeds", type=int, default=defaults.check_seeds, help="fresh tickets after training"
+    )
+    parser.add_argument(
+        "--partial-share",
+        type=float,
+        default=defaults.partial_share,
+        help=f"share of procedural training tickets drawn from {PARTIAL_FAMILY} (0: the generator's mix)",
     )
     parser.add_argument("--save-model", action="store_true", help="also write model.zip")
     parser.add_argument("--out", type=Path, default=Path("out/ppo_refund"), help="directory for the results")

@@ -1,6 +1,7 @@
 """A short, seeded MaskablePPO run on the refund desk's macro moves beats a random
 policy on the held-out split; the reference policies spelled in macro moves score
-as their text versions do; the learning-curve plot has both panels."""
+as their text versions do; the learning-curve plot has both panels; the training
+tickets' mix draws the partial family at its share and changes nothing else."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from benchmark_scripts import load_script
 
+from batchgate_gym.envs.refund.macro import RefundMacroEnv
 from batchgate_gym.evaluation import evaluate
 from batchgate_gym.policies.refund.reference import CarefulRefundPolicy, RefuseAllRefundPolicy
 
@@ -65,3 +67,37 @@ def test_learning_curve_png_shows_both_panels(script, tmp_path: Path) -> None:
     script.plot_curve(curve, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 10_000
+
+
+def _families(cases, seeds: range) -> list[str]:
+    env = RefundMacroEnv(cases)
+    try:
+        return [env.reset(seed=seed)[1]["family"] for seed in seeds]
+    finally:
+        env.close()
+
+
+def test_training_tickets_draw_the_partial_family_at_their_share_and_nothing_else_moves(script) -> None:
+    seeds = range(400)
+    plain = _families(None, seeds)
+    mixed = _families(script.training_cases(script.TrainConfig(partial_share=0.5)), seeds)
+    assert _families(script.training_cases(script.TrainConfig(partial_share=0.0)), seeds) == plain
+    assert mixed == _families(script.training_cases(script.TrainConfig(partial_share=0.5)), seeds)
+    share = mixed.count(script.PARTIAL_FAMILY) / len(seeds)
+    assert 0.5 < share < 0.65, share  # half drawn from the family, and an eighth of the rest
+    assert plain.count(script.PARTIAL_FAMILY) / len(seeds) < 0.2
+    # A reset that names its knobs is the generator's own case, whatever the share.
+    env = RefundMacroEnv(script.training_cases(script.TrainConfig(partial_share=1.0)))
+    try:
+        _vector, info = env.reset(seed=3, options={"family": "clean-single", "case_seed": 7})
+        assert (info["family"], info["seed"]) == ("clean-single", 7)
+    finally:
+        env.close()
+
+
+def test_partial_share_is_refused_off_procedural_tickets_and_outside_its_bounds(script) -> None:
+    with pytest.raises(ValueError, match="only with --cases procedural"):
+        script.training_cases(script.TrainConfig(cases="train", partial_share=0.5))
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
+        script.training_cases(script.TrainConfig(partial_share=1.5))
+    assert script.training_cases(script.TrainConfig(cases="train", partial_share=0.0)) == "train"
