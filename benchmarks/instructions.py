@@ -2,18 +2,23 @@
 
 On a shared or virtual machine the CPU clock of the same run moves by a third from one
 minute to the next; the number of instructions a piece of work executes does not. Each
-measure runs a workload twice under ``valgrind --tool=callgrind`` in a new process,
-with ``count`` units of work and with none (the same set-up: imports, the eval split
-built, statements compiled), and reports the difference divided by ``count``. With
-``--before PYTHON`` every measure is also counted under another interpreter, one whose
-``batchgate_gym`` is an earlier checkout (installed in its own virtual environment),
-and the table gives both and the change. Instructions are not time (a cache miss costs
-more than an add), so a change is confirmed on the clock too, in turn; but they say
-which way the work went whatever the machine was doing. They are not exact either. Each
-child runs with ``PYTHONHASHSEED=0``, so string hashes (and the layouts of sets and dicts
-of strings) are the same in every count; caches keyed by object identity are not, and the
-same count taken again in a new process still differs by one to three percent per unit,
-so a change of a few percent is noise.
+measure runs its workload under ``valgrind --tool=callgrind`` in a new process: the
+set-up first (imports, the eval split built, statements compiled, a warm-up), then
+``count`` units of work inside a window (:func:`counted`: the units run in a Python
+callback that C calls, and callgrind collects only inside that callback), and reports the
+window's instructions divided by ``count``. The same measure counted again in another
+process gives the same count, or one a few hundred instructions apart in tens of
+millions: the set-up, whose count moves between processes by up to 28M (identity-keyed
+caches, memory layout), is outside the window. The analyst's measures (``WHOLE_PROCESS``)
+are counted over the whole process less a run with no units, because their work runs on
+other threads too, which the window does not see; their counts move by that start-up
+spread divided by their units. With ``--before PYTHON`` every measure is also counted
+under another interpreter, one whose ``batchgate_gym`` is an earlier checkout (installed
+in its own virtual environment), and the table gives both and the change. Instructions
+are not time (a cache miss costs more than an add), so a change is confirmed on the
+clock too, in turn; but they say which way the work went whatever the machine was doing.
+Each child runs with ``PYTHONHASHSEED=0``, so string hashes (and the layouts of sets and
+dicts of strings) are the same in every count.
 
     python benchmarks/instructions.py [--measures careful,gate_reset,...] [--before PYTHON]
         [--before-counts JSON] [--jobs N] [--out DIR]
@@ -114,13 +119,51 @@ PHASES: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
     },
 }
 
-# Measures whose run with no units is the same run (the same set-up, the same warm-up):
-# it is counted once for them all.
+# Measures counted over the whole process, less a run with no units: their work runs on
+# other threads too (polars' and DuckDB's pools), where callgrind's window, which follows
+# one thread's calls, would not see it. A new process's start-up moves by up to 28M
+# instructions from one run to the next, so these counts move by that over their units.
+WHOLE_PROCESS = frozenset(f"analyst_{part}_{store}" for store in STORES for part in ("case", "reset"))
+
+# Whole-process measures whose run with no units is the same run (the same set-up, the
+# same warm-up): it is counted once for them all.
 SHARED_SET_UP: dict[str, str] = {
-    **{name: "gate phases" for name in ("gate_generate", "gate_check", "gate_build")},
-    **{name: "refund phases" for name in ("refund_generate", "refund_check")},
-    **{f"analyst_{part}_{store}": f"analyst {store}" for store in STORES for part in ("case", "reset")},
+    f"analyst_{part}_{store}": f"analyst {store}" for store in STORES for part in ("case", "reset")
 }
+
+
+# The window callgrind counts in: a measure's units run inside a Python callback that C calls
+# through ctypes, and callgrind collects only inside ctypes' callback entry
+# (``--collect-atstart=no --toggle-collect=_CallPythonObject``). Nothing else in these
+# workloads calls a ctypes callback, so the window holds exactly the units' work.
+WINDOW_FUNCTION = "_CallPythonObject"
+
+
+def counted(units: Callable[[], object]) -> None:
+    """Run ``units`` inside the counted window: as the comparison of a two-element ``qsort``,
+    called once. An exception inside is raised again here (ctypes would only print it)."""
+    import ctypes
+
+    failures: list[BaseException] = []
+    ran = False
+
+    def compare(_left: Any, _right: Any) -> int:
+        nonlocal ran
+        if not ran:  # a sort of two compares once; a second call would only add its entry
+            ran = True
+            try:
+                units()
+            except BaseException as error:  # carried out of the C frame
+                failures.append(error)
+        return 0
+
+    callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(compare)
+    pair = (ctypes.c_int * 2)(0, 0)
+    ctypes.CDLL(None).qsort(pair, 2, ctypes.sizeof(ctypes.c_int), callback)
+    if failures:
+        raise failures[0]
+    if not ran:
+        raise RuntimeError("qsort never called the window's comparison")
 
 
 def _evaluate_module() -> Any:
@@ -144,7 +187,7 @@ def _episodes(policy_name: str) -> Callable[[int], None]:
         env, policy = eval_env(), REFERENCE_POLICIES[policy_name]()
         env.reset(seed=0)
         episode_loop(env, policy, 2 * len(env.source))  # every case built, every statement compiled
-        episode_loop(env, policy, count)
+        counted(lambda: episode_loop(env, policy, count))
 
     return run
 
@@ -160,8 +203,14 @@ def _evaluate(count: int) -> None:
     split_size = len(BatchGateEnv(split="eval").source)
     if count % split_size:
         raise ValueError(f"the count of evaluate's episodes is whole runs of the split ({split_size})")
-    for _ in range(2 + count // split_size):
+    for _ in range(2):
         evaluate(careful(), split="eval", progress=False)
+
+    def runs() -> None:
+        for _ in range(count // split_size):
+            evaluate(careful(), split="eval", progress=False)
+
+    counted(runs)
 
 
 def _resets(env_id: str) -> Callable[[int], None]:
@@ -172,8 +221,12 @@ def _resets(env_id: str) -> Callable[[int], None]:
 
         env = gym.make(env_id)
         env.reset(seed=0)
-        for seed in range(1, count + 1):
-            env.reset(seed=10**6 + seed)
+
+        def resets() -> None:
+            for seed in range(1, count + 1):
+                env.reset(seed=10**6 + seed)
+
+        counted(resets)
 
     return run
 
@@ -196,7 +249,7 @@ def _cold_file(count: int) -> None:
         )
         evaluate(careful(), cases=str(warm_up), progress=False)  # imports and first-use costs
         if count:
-            evaluate(careful(), cases=str(fresh), progress=False)
+            counted(lambda: evaluate(careful(), cases=str(fresh), progress=False))
 
 
 def _macro_env(desk: str) -> Any:
@@ -246,13 +299,19 @@ def _replayed(
     same process caches (every statement the moves send compiled once already, every case
     built), and neither counts the draw."""
     moves = list(_macro_moves(_macro_env(desk), _MACRO_WARM_UP + MEASURES[f"{desk}_macro"][1]))
-    for number, (opened, index, text_action) in enumerate(moves[: _MACRO_WARM_UP + count]):
-        if opened is not None:
-            case, opening = opened
-            drawn = begin(0 if number == 0 else None, opening)
-            if drawn != case:
-                raise RuntimeError(f"the replay drew case {drawn}, the macro env {case}")
-        move(index, text_action)
+
+    def play(first: int, end: int) -> None:
+        for number in range(first, end):
+            opened, index, text_action = moves[number]
+            if opened is not None:
+                case, opening = opened
+                drawn = begin(0 if number == 0 else None, opening)
+                if drawn != case:
+                    raise RuntimeError(f"the replay drew case {drawn}, the macro env {case}")
+            move(index, text_action)
+
+    play(0, _MACRO_WARM_UP)
+    counted(lambda: play(_MACRO_WARM_UP, _MACRO_WARM_UP + count))
 
 
 def _macro(desk: str) -> Callable[[int], None]:
@@ -309,8 +368,12 @@ def _phase_cases(desk: str, typed: bool, built: bool = False) -> Callable[[int],
                 world.prepare(made)
 
         case(8 * 10**6, True, True)  # first-use costs
-        for seed in range(1, count + 1):
-            case(10**6 + seed, typed, built)
+
+        def cases() -> None:
+            for seed in range(1, count + 1):
+                case(10**6 + seed, typed, built)
+
+        counted(cases)
 
     return run
 
@@ -322,8 +385,12 @@ def _first_episode(count: int) -> None:
     env, policy = BatchGateEnv(), REFERENCE_POLICIES["careful"]()
     run_episode = _evaluate_module().run_episode
     run_episode(env, policy, 0, {"seed": 0})  # first-use costs
-    for seed in range(1, count + 1):
-        run_episode(env, policy, seed, {"seed": 10**6 + seed})
+
+    def episodes() -> None:
+        for seed in range(1, count + 1):
+            run_episode(env, policy, seed, {"seed": 10**6 + seed})
+
+    counted(episodes)
 
 
 def _analyst(part: str, store: str) -> Callable[[int], None]:
@@ -378,8 +445,13 @@ _ALL_OR_NONE = {"cold_file"}
 
 
 def instructions(python: str, workload: str, count: int) -> int:
-    """Instructions callgrind counts for ``python`` running ``workload`` over ``count`` units."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python]
+    """Instructions callgrind counts for ``python`` running ``workload`` over ``count`` units:
+    in the window around its units (:func:`counted`), or in the whole process for a measure
+    whose work runs on other threads too (``WHOLE_PROCESS``)."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    if workload not in WHOLE_PROCESS:
+        command += ["--collect-atstart=no", f"--toggle-collect={WINDOW_FUNCTION}"]
+    command.append(python)
     command += [str(Path(__file__).resolve()), "--workload", workload, "--count", str(count)]
     fixed = {**os.environ, "PYTHONHASHSEED": "0"}  # the same str hashes, so set and dict layouts
     done = subprocess.run(command, capture_output=True, text=True, cwd=tempfile.gettempdir(), env=fixed)
@@ -399,15 +471,19 @@ def counts(runs: list[tuple[str, str, int]], jobs: int) -> dict[tuple[str, str, 
 
 def per_unit(pythons: dict[str, str], names: list[str], jobs: int = 1) -> dict[str, dict[str, float]]:
     """Instructions per unit of each measure under each interpreter (``{"now": python, ...}``):
-    its run with its units less its run with none (shared by measures of one set-up)."""
-    zero_of = {name: SHARED_SET_UP.get(name, name) for name in names}
+    its window's count over its units, or for a whole-process measure its run with its
+    units less its run with none (shared by measures of one set-up)."""
+    zero_of = {name: SHARED_SET_UP.get(name, name) for name in names if name in WHOLE_PROCESS}
     zero_runs = {key: name for name, key in reversed(zero_of.items())}  # one workload per set-up
     runs = [(python, name, MEASURES[name][1]) for python in pythons.values() for name in names]
     runs += [(python, name, 0) for python in pythons.values() for name in zero_runs.values()]
     counted = counts(list(dict.fromkeys(runs)), jobs)
     return {
         side: {
-            name: (counted[python, name, MEASURES[name][1]] - counted[python, zero_runs[zero_of[name]], 0])
+            name: (
+                counted[python, name, MEASURES[name][1]]
+                - (counted[python, zero_runs[zero_of[name]], 0] if name in zero_of else 0)
+            )
             / MEASURES[name][1]
             for name in names
         }

@@ -86,17 +86,32 @@ def test_an_incomplete_or_unknown_request_is_refused(argv: list[str]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-def test_a_reset_counts_about_the_same_instructions_every_time() -> None:
-    # Not exactly: a new process lays out its sets, dicts and identity-keyed caches anew, and
-    # its start-up (some 880M instructions of imports) moves by up to 28M between processes:
-    # over the benchmark's 200 resets that alone moved a reset's count by a fifth, so the
-    # test counts 1,000, each run against a start-up run of its own.
+def test_a_reset_counts_the_same_instructions_in_every_process_and_none_of_the_set_up() -> None:
+    # The window holds the units alone: two processes give the same count per reset (the
+    # set-up's own count, outside the window, moves by up to 28M between processes, which
+    # over 50 resets was a sixth of a reset's count when the whole process was counted),
+    # and with no resets the window counts next to nothing (an empty loop and its call).
     script = load_script("instructions")
-    units = 1000
+    first, second = (script.instructions(sys.executable, "refund_reset", 30) for _ in range(2))
+    assert first > 100_000 * 30
+    assert abs(first - second) / first < 0.001
+    assert script.instructions(sys.executable, "refund_reset", 0) < 20_000
 
-    def per_reset() -> float:
-        start_up = script.instructions(sys.executable, "refund_reset", 0)
-        return (script.instructions(sys.executable, "refund_reset", units) - start_up) / units
 
-    first, second = per_reset(), per_reset()
-    assert first > 0 and abs(first - second) / first < 0.15
+def test_the_window_runs_its_units_once_and_carries_their_error_out() -> None:
+    script = load_script("instructions")
+    ran: list[int] = []
+    script.counted(lambda: ran.append(1))
+    assert ran == [1]
+
+    def fails() -> None:
+        raise ValueError("inside the window")
+
+    with pytest.raises(ValueError, match="inside the window"):
+        script.counted(fails)
+
+
+def test_only_the_threaded_measures_are_counted_over_the_whole_process() -> None:
+    script = load_script("instructions")
+    assert {name for name in script.MEASURES if name.startswith("analyst_")} == script.WHOLE_PROCESS
+    assert set(script.SHARED_SET_UP) <= script.WHOLE_PROCESS
