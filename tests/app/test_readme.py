@@ -211,13 +211,63 @@ def test_every_registered_id_in_the_table_with_its_spaces():
         ]
 
 
-def test_headline_figures_are_pinned_figures():
-    pinned = "\n".join(body for _, _, body in BLOCKS)
+# The name a headline gives a trained policy, where its pinned table names it otherwise.
+HEADLINE_NAMES = {"MaskablePPO": "ppo"}
+
+
+def table_cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def mean_rewards(body: str) -> set[tuple[str, str]]:
+    """Each (policy, mean reward) a pinned block's tables give: a table with a policy a
+    column and a ``mean reward`` row, or one with a policy a row and ``reward`` (or
+    ``mean reward``) its first figure."""
+    pairs: set[tuple[str, str]] = set()
+    lines = body.splitlines()
+    header: list[str] = []
+    for number, line in enumerate(lines):
+        if not line.startswith("|"):
+            header = []
+            continue
+        if re.fullmatch(r"\|[-:| ]+\|", line.strip()):
+            header = table_cells(lines[number - 1])
+            continue
+        cells = table_cells(line)
+        if not header or len(cells) != len(header):
+            continue
+        if cells[0] == "mean reward":
+            pairs.update(zip(header[1:], cells[1:], strict=True))
+        elif header[1] in ("reward", "mean reward"):
+            pairs.add((cells[0], cells[1]))
+    return pairs
+
+
+def test_headline_figures_are_their_policies_pinned_mean_rewards():
+    # Each "policy figure" of a headline is that policy's mean reward in a pinned table
+    # (the holdout's in a block run on the holdout split, the rest in one that is not):
+    # a figure standing for another policy, or another split, does not pass.
+    pinned = {"holdout": set(), "eval": set()}
+    for _, command, body in BLOCKS:
+        pinned["holdout" if "holdout" in command else "eval"] |= mean_rewards(body)
     for env_id, cells in environment_rows().items():
-        figures = re.findall(r"\d\.\d{4}", cells[5])
-        assert figures, env_id
-        for figure in figures:
-            assert figure in pinned, (env_id, figure)
+        main, _, holdout = cells[5].partition("; holdout:")
+        for split, text in (("eval", main), ("holdout", holdout)):
+            for name, figure in re.findall(r"([\w-]+) (-?\d\.\d{4})", text):
+                assert (HEADLINE_NAMES.get(name, name), figure) in pinned[split], (
+                    env_id,
+                    split,
+                    name,
+                    figure,
+                )
+        assert re.findall(r"\d\.\d{4}", main), env_id
+
+
+def test_a_headline_figure_of_another_policy_is_caught():
+    pinned = mean_rewards("|  | ppo | random |\n|---|---:|---:|\n| mean reward | 0.9734 | 0.5328 |")
+    assert ("ppo", "0.9734") in pinned and ("ppo", "0.5328") not in pinned
+    rows = mean_rewards("| policy | reward | x |\n|---|---|---|\n| careful | 0.8407 | 0.9 |")
+    assert rows == {("careful", "0.8407")}
 
 
 # <!-- plotted: COMMAND --> and the images under it: the charts COMMAND --plot DIR draws.
