@@ -141,95 +141,119 @@ def _oversized(
     ``int``, a missing argument reads as 0, and formatting stops at a NUL or at a
     conversion SQLite does not know.
     """
-    edits: list[tuple[int, int]] = []
-    stars: dict[int, bool] = {}
-    used = 1  # args[0] is the format
-    n = text.find("\0")  # SQLite reads the format as a C string: it ends at a NUL
-    if n < 0:
-        n = len(text)
+    walk = _FormatWalk(text, args, limit, int64)
+    walk.run()
+    return walk.edits, walk.stars
 
-    def at(i: int) -> str:
-        return text[i] if i < n else "\0"
 
-    def star() -> None:
-        # A width or precision read from the next argument; a missing one reads as 0.
-        nonlocal used
-        if used < len(args):
-            value = _int32(int64(args[used]))
-            # Negative means left-justified (a width) or is taken as positive (a
-            # precision); the most negative int means no width or precision at all.
-            if abs(value) > limit and value != -(1 << 31):
-                stars[used] = value < 0
-            used += 1
+class _FormatWalk:
+    """One walk of a printf format as SQLite reads it (:func:`_oversized`)."""
 
-    def literal(start: int) -> int:
-        # A width or precision written out: SQLite keeps its low 31 bits.
-        end, number = start, 0
-        while "0" <= at(end) <= "9":
-            number = (number * 10 + ord(at(end)) - 48) & 0xFFFFFFFF
-            end += 1
-        if number & 0x7FFFFFFF > limit:
-            edits.append((start, end))
-        return end
+    def __init__(
+        self, text: str, args: tuple[object, ...], limit: int, int64: Callable[[object], int]
+    ) -> None:
+        self.text, self.args, self.limit, self.int64 = text, args, limit, int64
+        self.edits: list[tuple[int, int]] = []
+        self.stars: dict[int, bool] = {}
+        self.used = 1  # args[0] is the format
+        end = text.find("\0")  # SQLite reads the format as a C string: it ends at a NUL
+        self.end = len(text) if end < 0 else end
 
-    i = text.find("%", 0, n)
-    while i >= 0:
-        i += 1
-        c = at(i)
-        if c == "\0":
-            break
-        while True:  # flags, width, precision and length, as SQLite reads them
+    def at(self, i: int) -> str:
+        return self.text[i] if i < self.end else "\0"
+
+    def run(self) -> None:
+        i = self.text.find("%", 0, self.end)
+        while i >= 0:
+            i += 1
+            c = self.at(i)
+            if c == "\0":
+                return
+            i, c = self.spec(i, c)
+            if c in _TAKES_ARGUMENT:
+                self.used += self.used < len(self.args)
+            elif c not in "n%":
+                return  # SQLite stops formatting here
+            i = self.text.find("%", i + 1, self.end)
+
+    def spec(self, i: int, c: str) -> tuple[int, str]:
+        """Flags, width, precision and length, as SQLite reads them: the position and
+        character of the conversion after them."""
+        while True:
             done = False
             if c in _FLAGS:
                 pass
             elif c == "l":
-                i += 1
-                c = at(i)
-                if c == "l":
-                    i += 1
-                    c = at(i)
+                i, c = self.length(i)
                 done = True
             elif "1" <= c <= "9":
-                i = literal(i)
-                c = at(i)
+                i = self.literal(i)
+                c = self.at(i)
                 if c != "." and c != "l":
                     done = True
                 else:
                     i -= 1
             elif c == "*":
-                star()
-                if at(i + 1) != "." and at(i + 1) != "l":
+                self.star()
+                if self.at(i + 1) != "." and self.at(i + 1) != "l":
                     i += 1
-                    c = at(i)
+                    c = self.at(i)
                     done = True
             elif c == ".":
-                i += 1
-                c = at(i)
-                if c == "*":
-                    star()
-                    i += 1
-                    c = at(i)
-                else:
-                    i = literal(i)
-                    c = at(i)
-                if c == "l":
-                    i -= 1
-                else:
-                    done = True
+                i, c, done = self.precision(i)
             else:
                 done = True
             if done:
-                break
+                return i, c
             i += 1
-            c = at(i)
+            c = self.at(i)
             if c == "\0":
-                break
-        if c in _TAKES_ARGUMENT:
-            used += used < len(args)
-        elif c not in "n%":
-            break  # SQLite stops formatting here
-        i = text.find("%", i + 1, n)
-    return edits, stars
+                return i, c
+
+    def length(self, i: int) -> tuple[int, str]:
+        """After ``l`` (or ``ll``): the conversion's position and character."""
+        i += 1
+        c = self.at(i)
+        if c == "l":
+            i += 1
+            c = self.at(i)
+        return i, c
+
+    def precision(self, i: int) -> tuple[int, str, bool]:
+        """After ``.``: a ``*`` or literal precision; the position, the character there, and
+        whether that character is the conversion (else an ``l`` follows)."""
+        i += 1
+        c = self.at(i)
+        if c == "*":
+            self.star()
+            i += 1
+            c = self.at(i)
+        else:
+            i = self.literal(i)
+            c = self.at(i)
+        if c == "l":
+            return i - 1, c, False
+        return i, c, True
+
+    def star(self) -> None:
+        """A width or precision read from the next argument; a missing one reads as 0."""
+        if self.used < len(self.args):
+            value = _int32(self.int64(self.args[self.used]))
+            # Negative means left-justified (a width) or is taken as positive (a
+            # precision); the most negative int means no width or precision at all.
+            if abs(value) > self.limit and value != -(1 << 31):
+                self.stars[self.used] = value < 0
+            self.used += 1
+
+    def literal(self, start: int) -> int:
+        """A width or precision written out (SQLite keeps its low 31 bits): where it ends."""
+        end, number = start, 0
+        while "0" <= self.at(end) <= "9":
+            number = (number * 10 + ord(self.at(end)) - 48) & 0xFFFFFFFF
+            end += 1
+        if number & 0x7FFFFFFF > self.limit:
+            self.edits.append((start, end))
+        return end
 
 
 # SQLite's date and time functions and where each takes its time value: the first
