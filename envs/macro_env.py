@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from batchgate_gym.kernel.codec import MAX_ACTION_CHARS
+from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, ActionError, ToolCall, bind_calls
 from batchgate_gym.kernel.episode import MAX_OBSERVATION_CHARS, EpisodeLimits
 from batchgate_gym.kernel.plain import as_int, short_repr
 from batchgate_gym.kernel.text_policy import ToolCallDict, action
@@ -48,6 +48,7 @@ class MacroTracking(Protocol):
 
 
 _PLAIN_INTS = (int, np.int64)
+_BINDINGS_KEPT = 4096  # text actions whose bound calls an environment keeps
 
 
 def check_whole_observations(text_kwargs: dict[str, Any]) -> None:
@@ -84,6 +85,8 @@ class TextMacroEnv(StepBudgetSpec, gym.Env[np.ndarray, np.int64]):
     tracker: MacroTracking
     via_text: bool = False
     _mask: np.ndarray | None = None  # the tracker's mask since the last move or reset
+    _bound_over: Any = None  # the tools the kept bindings were made over
+    _bindings: dict[str, list[ToolCall]]  # a move's text action -> its calls, bound
 
     def new_tracker(self, task: str) -> MacroTracking:
         raise NotImplementedError
@@ -133,13 +136,34 @@ class TextMacroEnv(StepBudgetSpec, gym.Env[np.ndarray, np.int64]):
         text action."""
         # An action too long for the text environment's parser goes as text, to be refused as such.
         if calls and not self.via_text and len(text_action) <= MAX_ACTION_CHARS:
-            outcome, reward, info = self.text_env.step_calls(calls)
+            outcome, reward, info = self.text_env.step_calls(calls, self._bound(calls, text_action))
             self.tracker.record([(call.name, result) for call, result in outcome.results], info["turn"])
             terminated, truncated = outcome.terminated, outcome.truncated
         else:
             text, reward, terminated, truncated, info = self.text_env.step(text_action)
             self.tracker.absorb(text)
         return reward, terminated, truncated, info, text_action
+
+    def _bound(self, calls: list[ToolCallDict], text_action: str) -> list[ToolCall] | None:
+        """The move's calls bound over the text environment's tools, bound once per text
+        action and kept: a binding is a function of the calls (which their JSON text
+        names), the tools and the call cap alone, and the world's handlers take the
+        arguments as keywords, never changing a call. ``None`` for calls that do not
+        bind: the step binds them again and is refused as the text environment refuses
+        them."""
+        tools = self.text_env.episode.world.tools
+        if tools is not self._bound_over:
+            self._bindings, self._bound_over = {}, tools
+        bound = self._bindings.get(text_action)
+        if bound is None:
+            try:
+                bound = bind_calls(calls, tools, self.text_env.limits.max_calls_per_step)
+            except ActionError:
+                return None
+            if len(self._bindings) >= _BINDINGS_KEPT:
+                self._bindings.clear()
+            self._bindings[text_action] = bound
+        return bound
 
     def _info(self, info: dict[str, Any], text_action: str) -> dict[str, Any]:
         # The mask is worked out once per move: masked samplers ask for it again

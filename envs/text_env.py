@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, cut
+from batchgate_gym.kernel.codec import MAX_ACTION_CHARS, OBSERVATION_CHARSET, ToolCall, cut
 from batchgate_gym.kernel.episode import EndingText, Episode, EpisodeLimits, StepOutcome, World
 from batchgate_gym.kernel.infra import InfraFailure
 from batchgate_gym.kernel.ledger import EpisodeNonces, Ledger
@@ -429,13 +429,19 @@ class TextDeskEnv(StepBudgetSpec, gym.Env[str, str], Generic[WorldT, CaseT]):
         outcome, reward, info = self._stepped(action, lambda episode: episode.step(action))
         return outcome.observation, reward, outcome.terminated, outcome.truncated, info
 
-    def step_calls(self, calls: list[ToolCallDict]) -> tuple[StepOutcome, float, dict[str, Any]]:
+    def step_calls(
+        self, calls: list[ToolCallDict], bound: list[ToolCall] | None = None
+    ) -> tuple[StepOutcome, float, dict[str, Any]]:
         """A step of the JSON action ``action(*calls)`` without its text: the same step
         (:meth:`Episode.step_calls`: the same log, reward, termination and ``info``),
         with each call's result in the outcome's ``results`` instead of an observation
         to read them from (its ``observation`` is ``""``; with ``render_mode="ansi"``
-        the text is written for the transcript, and is the outcome's)."""
+        the text is written for the transcript, and is the outcome's). ``bound``, if
+        given, is what :func:`~batchgate_gym.kernel.codec.bind_calls` gave for ``calls``
+        over this environment's tools and call cap (:meth:`Episode.step_bound`)."""
         text = self.render_mode is not None
+        if bound is not None:
+            return self._stepped(JsonCalls(calls), lambda episode: episode.step_bound(bound, text=text))
         return self._stepped(JsonCalls(calls), lambda episode: episode.step_calls(calls, text=text))
 
     def _stepped(

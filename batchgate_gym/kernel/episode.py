@@ -184,6 +184,14 @@ class Episode:
             return self._refused(json.dumps(items), exc, text)
         return self._play(calls, text)
 
+    def step_bound(self, calls: list[ToolCall], text: bool = False) -> StepOutcome:
+        """:meth:`step_calls` of calls already bound: ``calls`` is what
+        :func:`~.codec.bind_calls` gave for them over this world's tools and this episode's
+        call cap (a caller sending the same calls again keeps their binding; a binding
+        depends on nothing else). The same turn, log and outcome, without binding again."""
+        self._begin_turn()
+        return self._play(calls, text)
+
     def _begin_turn(self) -> None:
         if self.over:
             raise RuntimeError("the episode is over; reset before stepping again")

@@ -138,11 +138,43 @@ def test_a_move_whose_call_differs_from_its_text_action_is_caught(
     query or a reason with a space more, the text action as it was) fails it."""
     original = TextDeskEnv.step_calls
     monkeypatch.setattr(
-        TextDeskEnv, "step_calls", lambda self, calls: original(self, _one_argument_changed(calls))
+        TextDeskEnv,
+        "step_calls",
+        lambda self, calls, bound=None: original(self, _one_argument_changed(calls)),
     )
     with pytest.raises(AssertionError):
         for seed in range(5):
             _play_both(env_class, {"split": "eval"}, seed)
+
+
+@pytest.mark.parametrize("env_class", [GateMacroEnv, RefundMacroEnv])
+def test_a_move_is_bound_once_per_text_action(env_class: type[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A macro env binds a move's calls the first time it sends their text action and
+    keeps the binding (the equivalence tests above hold it to a fresh one): over many
+    moves, no more bindings than distinct text actions."""
+    from batchgate_gym.envs import macro_env
+    from batchgate_gym.kernel import codec, episode
+
+    bound: list[str] = []
+
+    def counting(items: list[Any], tools: Any, max_calls: int) -> Any:
+        bound.append(codec.json.dumps(items))
+        return codec.bind_calls(items, tools, max_calls)
+
+    monkeypatch.setattr(macro_env, "bind_calls", counting)
+    monkeypatch.setattr(episode, "bind_calls", counting)
+    env = env_class(split="eval")
+    rng = np.random.default_rng(0)
+    sent = [env.reset(seed=0)[1]["text_action"]]
+    for _ in range(300):
+        allowed = np.flatnonzero(env.action_masks())
+        *_, terminated, truncated, info = env.step(int(allowed[rng.integers(len(allowed))]))
+        sent.append(info["text_action"])
+        if terminated or truncated:
+            sent.append(env.reset()[1]["text_action"])
+    sent = [text for text in sent if text]  # a move with no call binds nothing
+    assert len(set(sent)) < len(sent)  # the openings at least repeat
+    assert sorted(bound) == sorted(set(sent))
 
 
 @pytest.mark.parametrize("env_class", [GateMacroEnv, RefundMacroEnv])
