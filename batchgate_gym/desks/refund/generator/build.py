@@ -20,7 +20,6 @@ cap (``cap_cents``), which its world, task text, grader and audit then use.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +34,7 @@ from batchgate_gym.kernel.plain import (
 )
 
 from ..cases import CAP_CENTS, LAG_READS, MAX_LAG_READS, MAX_QUEUE, UNSENT_PAYMENTS
+from .draws import Draws
 from .families import FAMILIES, FAULT_OF_FAMILY, NOTES, PRODUCTS, PROMPTS, VARIANTS, Variant, variants
 
 TIMEOUT = "timeout_but_executes"
@@ -152,16 +152,16 @@ def compose(
         }
     )
     cap = knobs["cap_cents"]
-    rng = random.Random(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
-    family = knobs["family"] if knobs["family"] is not None else FAMILIES[rng.randrange(len(FAMILIES))]
-    variant = knobs["variant"] if knobs["variant"] is not None else rng.randrange(variants(family))
+    rng = Draws(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
+    family = knobs["family"] if knobs["family"] is not None else FAMILIES[rng.below(len(FAMILIES))]
+    variant = knobs["variant"] if knobs["variant"] is not None else rng.below(variants(family))
     spec = VARIANTS[family][variant]
-    count = knobs["lines"] if knobs["lines"] is not None else rng.randint(*spec.lines)
+    count = knobs["lines"] if knobs["lines"] is not None else rng.between(*spec.lines)
     draft = Draft.open(rng, max(count, spec.min_lines), cap)
     PLANTERS[family](draft, variant, spec)
     background = knobs["prior_rows"]
     if background is None:
-        background = rng.randint(*BACKGROUND_ROWS)
+        background = rng.between(*BACKGROUND_ROWS)
     for _ in range(background):
         draft.background_row()
     faults = _faults(rng, family, spec, fault, knobs["fault_rate"], knobs["lag_depth"])
@@ -169,7 +169,7 @@ def compose(
     owed = draft.amounts[owed_line] if owed_line is not None else 0
     escalate = owed > cap
     pay = owed > 0 and not escalate
-    template = PROMPTS[family][rng.randrange(len(PROMPTS[family]))]
+    template = PROMPTS[family][rng.below(len(PROMPTS[family]))]
     asked = draft.asked
     prompt = template.format(
         item=draft.nouns[asked], order=draft.order_id, earlier=draft.earlier or draft.order_id
@@ -279,7 +279,7 @@ def _fault_rate(value: Any) -> float | None:
 class Draft:
     """The case being laid out: the ticket's order, its ledger, which line is asked about."""
 
-    rng: random.Random
+    rng: Draws
     cap: int
     order_id: str
     customer_id: str
@@ -293,16 +293,16 @@ class Draft:
     _keys: set[str] = field(default_factory=set)
 
     @classmethod
-    def open(cls, rng: random.Random, count: int, cap: int) -> Draft:
-        number = rng.randint(1000, 99_999)
+    def open(cls, rng: Draws, count: int, cap: int) -> Draft:
+        number = rng.between(1000, 99_999)
         picked = rng.sample(PRODUCTS, count)
         return cls(
             rng=rng,
             cap=cap,
             order_id=f"ORD-{number}",
-            customer_id=f"CUS-{rng.randint(100, 9999)}",
+            customer_id=f"CUS-{rng.between(100, 9999)}",
             nouns=[noun for noun, _ in picked],
-            skus=[f"{stem}-{rng.randint(1, 9)}" for _, stem in picked],
+            skus=[f"{stem}-{rng.between(1, 9)}" for _, stem in picked],
             amounts=[0] * count,
             _numbers={number},
         )
@@ -320,29 +320,29 @@ class Draft:
     def amount(self, kind: str) -> int:
         rng, cap = self.rng, self.cap
         if kind == "under":
-            return self.scaled(rng.randrange(60, 1000))  # 6% .. 99.9% of the cap
+            return self.scaled(rng.between(60, 999))  # 6% .. 99.9% of the cap
         if kind == "near":
             # Just under the cap, and above half of it: paying it twice crosses the cap.
             low = max(cap - 99, cap // 2 + 1)
-            return rng.randint(low, cap - 1) if low < cap else cap
+            return rng.between(low, cap - 1) if low < cap else cap
         if kind == "at":
             return cap
         if kind == "over":
             return (
-                rng.randint(cap + 1, cap + 200)
+                rng.between(cap + 1, cap + 200)
                 if rng.random() < 0.2
-                else rng.randrange(cap + 200, max(5 * cap, cap + 250) + 1, 50)
+                else cap + 200 + 50 * rng.below((max(5 * cap, cap + 250) - cap - 200) // 50 + 1)
             )
-        return self.scaled(rng.randrange(40, 2400))  # a line nobody asks about: 4% .. 240% of the cap
+        return self.scaled(rng.between(40, 2399))  # a line nobody asks about: 4% .. 240% of the cap
 
     def other_order(self, near: bool = False) -> str:
         """A fresh order id that is not the ticket's; ``near``: an earlier one of the customer's."""
         ticket = int(self.order_id[4:])
         while True:
             number = (
-                ticket - self.rng.randint(1, 900)
+                ticket - self.rng.between(1, 900)
                 if near and ticket > 1900
-                else self.rng.randint(1000, 99_999)
+                else self.rng.between(1000, 99_999)
             )
             if number not in self._numbers:
                 self._numbers.add(number)
@@ -358,7 +358,7 @@ class Draft:
         elif style == "customer":
             key = f"{self.customer_id}:{sku}"
         elif style == "worker":
-            key = f"w{rng.randint(2, 9)}-{order_id}-{sku}"
+            key = f"w{rng.between(2, 9)}-{order_id}-{sku}"
         elif style == "session":
             key = f"chat-{rng.getrandbits(24):06x}-{len(self.rows) + 1}"
         else:
@@ -393,13 +393,13 @@ class Draft:
     def background_row(self) -> None:
         """A refund of some other order: noise the ticket's history never shows."""
         rng = self.rng
-        noun_stem = PRODUCTS[rng.randrange(len(PRODUCTS))][1]
-        sku = f"{noun_stem}-{rng.randint(1, 9)}"
-        style = ("full", "line", "opaque")[rng.randrange(3)]
+        noun_stem = PRODUCTS[rng.below(len(PRODUCTS))][1]
+        sku = f"{noun_stem}-{rng.between(1, 9)}"
+        style = ("full", "line", "opaque")[rng.below(3)]
         if rng.random() < 0.1:
             self.row(self.other_order(), sku, self.amount("other"), "worker", 0, in_flight=True)
         else:
-            self.row(self.other_order(), sku, self.amount("other"), style, -rng.randint(1, 120))
+            self.row(self.other_order(), sku, self.amount("other"), style, -rng.between(1, 120))
 
     def owed_line(self) -> int | None:
         """The line asked about, unless every line already has money on the ledger."""
@@ -425,10 +425,10 @@ def _duplicate_ticket(draft: Draft, variant: int, spec: Variant) -> None:
     draft.fill("under")
     if variant == 2:
         draft.amounts[0] = draft.amount("over")
-    day = -rng.randint(1, 4)
+    day = -rng.between(1, 4)
     for index in range(draft.count):
         style = "full" if variant in (0, 1) else "opaque"
-        draft.pay_line(index, style, day if variant != 3 else -rng.randint(1, 9))
+        draft.pay_line(index, style, day if variant != 3 else -rng.between(1, 9))
 
 
 def _resumed_session(draft: Draft, variant: int, spec: Variant) -> None:
@@ -440,10 +440,10 @@ def _resumed_session(draft: Draft, variant: int, spec: Variant) -> None:
 def _parallel_worker(draft: Draft, variant: int, spec: Variant) -> None:
     rng = draft.rng
     draft.fill("under")
-    settled = rng.randrange(draft.count) if variant == 2 else None
+    settled = rng.below(draft.count) if variant == 2 else None
     for index in range(draft.count):
         if index == settled:
-            draft.pay_line(index, "full", -rng.randint(1, 6))
+            draft.pay_line(index, "full", -rng.between(1, 6))
         else:
             draft.pay_line(index, "worker", 0, in_flight=True)
 
@@ -459,8 +459,8 @@ def _legit_repeat(draft: Draft, variant: int, spec: Variant) -> None:
         if variant == 3:
             draft.row(order_id, sku, amount, "worker", 0, in_flight=True)
         else:
-            style = "customer" if variant == 2 else ("full", "line")[rng.randrange(2)]
-            draft.row(order_id, sku, amount, style, -rng.randint(3, 90))
+            style = "customer" if variant == 2 else ("full", "line")[rng.below(2)]
+            draft.row(order_id, sku, amount, style, -rng.between(3, 90))
 
 
 def _legit_partial(draft: Draft, variant: int, spec: Variant) -> None:
@@ -468,9 +468,9 @@ def _legit_partial(draft: Draft, variant: int, spec: Variant) -> None:
     if variant == 2:
         owed = 0
         later = list(range(1, count))
-        paid = sorted(rng.sample(later, rng.randint(1, len(later))))
+        paid = sorted(rng.sample(later, rng.between(1, len(later))))
     else:
-        owed = rng.randint(1, count - 1)
+        owed = rng.between(1, count - 1)
         paid = list(range(owed))
     draft.asked = owed
     draft.amounts[owed] = draft.amount(spec.owed)
@@ -478,13 +478,13 @@ def _legit_partial(draft: Draft, variant: int, spec: Variant) -> None:
         draft.amounts[paid[-1]] = draft.amounts[owed]  # the prior row differs only in its sku
     if variant == 3:
         for index in paid:
-            draft.amounts[index] = draft.scaled(rng.randrange(600, 1800))  # 60% .. 180% of the cap
+            draft.amounts[index] = draft.scaled(rng.between(600, 1799))  # 60% .. 180% of the cap
     draft.fill()
     if variant == 3 and sum(draft.amounts) <= draft.cap:
-        draft.amounts[paid[0]] += draft.cap - sum(draft.amounts) + draft.scaled(rng.randrange(1, 400))
-    day = -rng.randint(0, 10)
+        draft.amounts[paid[0]] += draft.cap - sum(draft.amounts) + draft.scaled(rng.between(1, 399))
+    day = -rng.between(0, 10)
     for index in paid:
-        draft.pay_line(index, ("full", "line", "opaque")[rng.randrange(3)], day)
+        draft.pay_line(index, ("full", "line", "opaque")[rng.below(3)], day)
 
 
 PLANTERS: dict[str, Planter] = {
@@ -500,7 +500,7 @@ PLANTERS: dict[str, Planter] = {
 
 
 def _faults(
-    rng: random.Random,
+    rng: Draws,
     family: str,
     spec: Variant,
     fixed: str | None,
@@ -509,7 +509,7 @@ def _faults(
 ) -> dict[str, str | int]:
     """The tool faults: the family's own, else a fixed or drawn one; then the lag, with
     its depth when that is more than the original's one read."""
-    draw, kind = rng.random(), (TIMEOUT, NOTE_FAILS)[rng.randrange(2)]  # drawn always: a stable sequence
+    draw, kind = rng.random(), (TIMEOUT, NOTE_FAILS)[rng.below(2)]  # drawn always: a stable sequence
     fault = FAULT_OF_FAMILY.get(family)
     if fault is None:
         if fixed != _DRAW:

@@ -1,0 +1,43 @@
+"""The generator's random stream: ``random.Random`` with its two common draws made cheaper.
+
+A case is a function of its seed through the draws made from one Mersenne Twister in a
+fixed order, so a draw may only be made cheaper if it returns the same value and leaves
+the same state. ``randint`` and ``randrange`` check and convert their arguments and go
+through two more Python calls before they reach ``_randbelow``; for the ints the
+generator passes, :meth:`Draws.below` and :meth:`Draws.between` are that last step alone,
+written out: ``getrandbits`` of the bound's bit length, drawn again while it is not below
+the bound (``random.Random._randbelow_with_getrandbits``). The test holds them to the
+standard methods on the same states.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+class Draws(random.Random):
+    """``random.Random`` (seeded the same way, the same stream) with unchecked draws for ints."""
+
+    def below(self, bound: int) -> int:
+        """``randrange(bound)`` for an int ``bound >= 1``: the same value, the same state after."""
+        getrandbits = self.getrandbits
+        width = (
+            bound.bit_length()
+        )  # of bound, not bound - 1: as _randbelow, so a power of 2 draws one bit more
+        drawn = getrandbits(width)
+        while drawn >= bound:
+            drawn = getrandbits(width)
+        return drawn
+
+    def between(self, low: int, high: int) -> int:
+        """``randint(low, high)`` for ints ``low <= high``: the same value, the same state after."""
+        bound = high - low + 1
+        getrandbits = self.getrandbits
+        width = bound.bit_length()
+        drawn = getrandbits(width)
+        while drawn >= bound:
+            drawn = getrandbits(width)
+        return low + drawn
+
+
+__all__ = ["Draws"]
