@@ -150,3 +150,40 @@ def test_a_case_file_is_validated_once_per_process(tmp_path, monkeypatch):
     again = load_cases(str(path))
     assert all(a is b for a, b in zip(again, first, strict=True)) and len(again) == len(first) == 32
     assert [prepare(case).image for case in again] == images
+
+
+# Cells the digest's joins must not write as they are: each needs an escape in JSON, or
+# would end a cell early (a quote), or is outside printable ASCII.
+ODD_CELLS = ['say "hi"', "back\\slash", "tab\there", "line\nbreak", "del\x7f", "caf\u00e9", "\U0001f600", ""]
+
+
+@pytest.mark.parametrize("odd", ODD_CELLS)
+@pytest.mark.parametrize("where", ["warehouse", "batch", "prompt"])
+def test_digest_is_the_canonical_json_whatever_the_cells_hold(odd, where):
+    from batchgate_gym.desks.gate.cases import case_from_dict
+
+    from .test_generated_cases import reference_digest
+
+    data = small_case_dict()
+    if where == "warehouse":
+        data["warehouse"]["customers"][1]["email"] = odd
+    elif where == "batch":
+        data["batches"][0]["rows"][1]["status"] = odd
+    else:
+        data["prompt"] = odd
+    case = case_from_dict(data, "dict")
+    assert case.digest == reference_digest(case)
+    plain = case_from_dict(small_case_dict(), "dict")
+    assert case.digest != plain.digest and plain.digest == reference_digest(plain)
+
+
+def test_digest_of_empty_rows_is_the_canonical_json():
+    from batchgate_gym.desks.gate.cases import case_from_dict
+
+    from .test_generated_cases import reference_digest
+
+    data = small_case_dict()
+    data["warehouse"]["orders"] = []
+    data["batches"][0]["rows"] = []
+    case = case_from_dict(data, "dict")
+    assert case.digest == reference_digest(case)

@@ -11,8 +11,10 @@ gives for the same dict and for its JSON line as a file holds it.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import re
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ import pytest
 from batchgate_gym.desks.gate.cases import Case, case_from_dict, case_from_generated
 from batchgate_gym.desks.gate.generator import FAMILIES, build_case, dumps_case, variants
 from batchgate_gym.desks.gate.sources import build_procedural
+from batchgate_gym.kernel.ledger import canonical_json
 
 from .test_generator import assert_truth_matches_audit, assert_well_formed
 
@@ -50,6 +53,35 @@ def _is_rows(value: Any) -> bool:
     return type(value) is tuple and len(value) > 0 and type(value[0]) is tuple and type(value[0][0]) is str
 
 
+def reference_digest(case: Case) -> str:
+    """A case's digest by its definition: SHA-256 of the canonical JSON of everything it
+    holds, encoded whole (the case's own digest writes parts of it by joins)."""
+
+    def citations(items: Any) -> Any:
+        return None if items is None else [[c.column, c.defect_type] for c in items]
+
+    batches = [
+        [
+            b.batch_id,
+            b.table,
+            b.source,
+            b.staging_table,
+            b.rows,
+            b.truth.defective,
+            citations(b.truth.defects),
+            citations(b.truth.accepted),
+        ]
+        for b in case.batches
+    ]
+    fields = [case.case_id, case.family, case.variant, case.seed, case.prompt, dict(case.contract)]
+    text = canonical_json([*fields, case.customers, case.orders, batches])
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+# What a trusted case's digest takes on trust: every cell printable ASCII, no quote or backslash.
+PLAIN_CELL = re.compile(r"[ !#-\[\]-~]*")
+
+
 def assert_trusted_equals_checked(seed: int, **knobs: Any) -> None:
     data = build_case(seed, **knobs)
     assert_well_formed(data)
@@ -58,6 +90,12 @@ def assert_trusted_equals_checked(seed: int, **knobs: Any) -> None:
     checked = case_from_dict(data, "dict")
     assert typed(trusted) == typed(checked), (seed, knobs)
     assert trusted.digest == checked.digest
+    assert trusted.plain_cells and not checked.plain_cells
+    cells = itertools.chain.from_iterable(
+        (trusted.customers, trusted.orders, *(b.rows for b in trusted.batches))
+    )
+    assert all(PLAIN_CELL.fullmatch(cell) for cell in itertools.chain.from_iterable(cells)), (seed, knobs)
+    assert trusted.digest == reference_digest(trusted)
     from_file = case_from_dict(json.loads(dumps_case(data)), "line")
     assert typed(trusted) == typed(from_file), (seed, knobs)  # key order too: the agent reads it
     assert trusted.digest == from_file.digest
