@@ -69,15 +69,26 @@ def _tools_text(recovery: bool) -> tuple[str, str]:
 
 
 def _task_text(case: RefundCase, max_turns: int, hints: bool, recovery: bool) -> str:
-    parts = [brief(case.cap_cents)]
+    # Escaping works character by character and keeps the newlines, so the text escaped
+    # in two parts is the whole escaped: the opening, the same for every case of a cap,
+    # once; the ticket line, the case's own, each time (escaping the whole was a tenth of
+    # a fresh reset).
+    opening = _opening(case.cap_cents, max_turns, hints, recovery, 1 + len(case.queue))
+    ticket = f'Ticket for order {case.order.order_id}: "{case.prompt}"'
+    return f"{opening}\n\n{escape(ticket)}"
+
+
+@functools.lru_cache(maxsize=256)
+def _opening(cap_cents: int, max_turns: int, hints: bool, recovery: bool, tickets: int) -> str:
+    """The task text before the ticket line, escaped."""
+    parts = [brief(cap_cents)]
     if recovery:
         parts.append(_RECOVERY)
     if hints:
         parts.append(_HINTS)
     parts += [*_tools_text(recovery), f"You have {max_turns} turns."]
-    if case.queue:
-        parts.append(_QUEUE.format(count=len(case.tickets)))
-    parts.append(f'Ticket for order {case.order.order_id}: "{case.prompt}"')
+    if tickets > 1:
+        parts.append(_QUEUE.format(count=tickets))
     return escape("\n\n".join(parts))
 
 

@@ -421,6 +421,21 @@ def test_task_text_states_the_cap_tools_stakes_ending_and_ticket():
     assert task_text(case, 12) is text  # cached per case
 
 
+def test_task_text_escapes_a_ticket_outside_the_charset_as_the_whole_text_escaped():
+    """The opening is escaped once per cap and setting, the ticket line per case: the
+    text is the whole, written out and escaped at once."""
+    from batchgate_gym.desks.refund.prompt import _RECOVERY, _tools_text, brief
+    from batchgate_gym.kernel.codec import escape
+
+    data = case_to_dict(CASES["cur-timeout-02"])
+    data.update(prompt="Refund the caf\u00e9 mug\x07, please \u2713\ttab\nline", cap_cents=1234)
+    case = case_from_dict(data, "odd prompt")
+    whole = [brief(1234), _RECOVERY, *_tools_text(True), "You have 9 turns."]
+    whole.append(f'Ticket for order {case.order.order_id}: "{case.prompt}"')
+    assert task_text(case, 9, recovery=True) == escape("\n\n".join(whole))
+    assert "caf\\xe9 mug\\x07, please \\u2713\ttab\nline" in task_text(case, 9, recovery=True)
+
+
 def test_tool_schemas_name_the_five_tools_and_an_optional_sku():
     schemas = {s["function"]["name"]: s["function"]["parameters"] for s in tool_schemas()}
     assert list(schemas) == ["lookup_order", "refund_history", "issue_refund", "escalate", "reply"]
