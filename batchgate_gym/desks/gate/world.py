@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,12 +161,10 @@ def _build(case: Case) -> PreparedCase:
 
 def _builder() -> sqlite3.Connection:
     """This thread's connection for building images (opening one costs more than a
-    small case's whole image), with the loader's amount function for the reference."""
+    small case's whole image), keeping its fixed statements compiled (:func:`_build_on`)."""
     held = getattr(_BUILDERS, "held", None)
     if held is None or held[0] != os.getpid():  # a forked child opens its own
-        conn = open_connection()
-        conn.create_function("loader_amount", 1, loader_amount, deterministic=True)
-        held = _BUILDERS.held = (os.getpid(), conn)
+        held = _BUILDERS.held = (os.getpid(), open_connection(cached_statements=_BUILD_STATEMENTS))
     return held[1]
 
 
@@ -221,22 +220,35 @@ def _closed_connection() -> SqlGuard:
 
 
 def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
-    """The case's image in one transaction: the rows, then (on a savepoint rolled back) the
-    reference mart, then the stamp. SQLite reads the schema once, after the empty image
-    is restored: a stamp written before other statements would make it read it again."""
+    """The case's image in one transaction: the warehouse's rows, then (on a savepoint
+    rolled back) the reference mart, then the staging tables and the stamp.
+
+    Until the first staging table is made, the schema is the empty image's, the same for
+    every case: the statements run there (the warehouse's inserts, the reference's, the
+    mart) and those naming no table stay compiled on the builder from case to case. A
+    rollback after a schema change would make SQLite drop every compiled statement and
+    read the schema again, so the reference comes first. A statement naming a staging
+    table is compiled against this image's schema only: its text names the image
+    (``/* image N */``), so no later image's build finds it among the kept statements.
+    SQLite reads the schema once, when the first staging table is made; the stamp comes
+    last, as a stamp written before other statements would make it read it again.
+    """
     conn.deserialize(schema_image((_page_size(case), *_SCHEMA)))
+    inserts: dict[str, list[tuple[Any, ...]]] = {}
     with transaction(conn):
-        conn.executemany(_INSERT["customers"], case.customers)
-        conn.executemany(_INSERT["orders"], warehouse_rows("orders", case.orders))
+        _insert_rows(conn, "customers", case.customers, whole=True)
+        _insert_rows(conn, "orders", warehouse_rows("orders", case.orders), whole=True)
+        conn.execute("SAVEPOINT reference")
+        reference = _reference_mart(conn, case, inserts)
+        conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more
+        image_number = next(_IMAGE_NUMBERS)
         for batch in case.batches:
             columns = ", ".join(f"{name} TEXT" for name in batch.columns)
-            conn.execute(f'CREATE TABLE "{batch.staging_table}" ({columns})')
+            conn.execute(f'/* image {image_number} */ CREATE TABLE "{batch.staging_table}" ({columns})')
             marks = ", ".join("?" * len(batch.columns))
-            conn.executemany(f'INSERT INTO "{batch.staging_table}" VALUES ({marks})', batch.rows)
+            insert = f'/* image {image_number} */ INSERT INTO "{batch.staging_table}" VALUES ({marks})'
+            conn.executemany(insert, batch.rows)
         digest = schema_digest(conn)  # the stamp moves the cookie only
-        conn.execute("SAVEPOINT reference")
-        reference = _reference_mart(conn, case)
-        conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more
         schema = (stamp(conn), digest)
     image = conn.serialize()
     listing = FrozenDict(  # frozen() of the same dicts and list, made read-only as it is built
@@ -251,32 +263,70 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
             for b in case.batches
         )
     )
-    return PreparedCase(case, image, listing, reference, schema)
+    return PreparedCase(case, image, listing, reference, schema, _inserts=inserts)
 
 
-def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
+# Statements the builder keeps compiled: the transaction's, the mart, and the warehouse's
+# inserts of each chunk size (``_insert_rows``), with room for an image's own statements.
+_BUILD_STATEMENTS = 96
+_IMAGE_NUMBERS = itertools.count(1)  # each image's own statements name it (``_build_on``)
+_MOST_ROWS_A_STATEMENT = 256  # 1,536 parameters for an order's six columns
+
+
+def _insert_rows(
+    conn: sqlite3.Connection, table: str, rows: Sequence[tuple[Any, ...]], whole: bool = False
+) -> None:
+    """``rows`` into the warehouse's ``table`` by multi-row INSERTs, whose texts stay
+    compiled on the builder: a statement a row would pay its own run, from Python and in
+    SQLite. ``whole``: the rows in one statement (the warehouse, as many rows in every
+    generated case); otherwise, and past the most rows a statement takes, in chunks of a
+    power of two rows, so that a handful of texts serves any count."""
+    start, left = 0, len(rows)
+    while left:
+        if whole and left <= _MOST_ROWS_A_STATEMENT:
+            count = left
+        else:
+            count = 1 << min(left.bit_length() - 1, _MOST_ROWS_A_STATEMENT.bit_length() - 1)
+        chunk = rows[start : start + count]
+        conn.execute(_multi_row_insert(table, count), tuple(itertools.chain.from_iterable(chunk)))
+        start += count
+        left -= count
+
+
+@functools.cache
+def _multi_row_insert(table: str, count: int) -> str:
+    row = "(" + ", ".join("?" * len(TABLE_COLUMNS[table])) + ")"
+    return f"INSERT INTO wh_{table} VALUES " + ", ".join([row] * count)
+
+
+def _reference_mart(
+    conn: sqlite3.Connection, case: Case, inserts: dict[str, list[tuple[Any, ...]]] | None = None
+) -> float:
     """The grader's reference, on the build connection: every clean batch loaded once,
     customers first, and the mart read.
 
-    The rows go in from the staging tables, in their order and through the loader's own
-    :func:`loader_amount` (registered on the build connection only, never on a world's), so the warehouse holds what :meth:`GateWorld.insert` would put
-    there, row for row, without converting them in Python first.
+    Each batch's rows go in as :meth:`GateWorld.insert` puts them there (orders with their
+    amounts as :func:`loader_amount` reads them), in the staged order, so the warehouse
+    holds what the live loader would leave, row for row. The orders' converted rows are
+    kept in ``inserts`` (by batch id), for the world's loads of the same batches.
     """
     for table in ("customers", "orders"):
+        rows: list[tuple[Any, ...]] = []
         for batch in case.batches:
             if batch.table == table and not batch.truth.defective:
-                conn.execute(_FROM_STAGING[table].format(staging=batch.staging_table))
+                converted = warehouse_rows(table, batch.rows)
+                if inserts is not None and table == "orders":
+                    inserts[batch.batch_id] = converted
+                rows += converted
+        _insert_rows(conn, table, rows)
     return mart_usd(conn)
 
 
-_FROM_STAGING = {
-    "customers": 'INSERT INTO wh_customers SELECT {columns} FROM "{{staging}}" ORDER BY rowid'.format(
-        columns=", ".join(TABLE_COLUMNS["customers"])
-    ),
-    "orders": 'INSERT INTO wh_orders SELECT {columns} FROM "{{staging}}" ORDER BY rowid'.format(
-        columns=", ".join(f"loader_amount({c})" if c == "amount" else c for c in ORDER_COLUMNS)
-    ),
-}
+# A customers batch loaded by the live loader: copied by SQLite from its staging table, in
+# staged order, cell for cell (the warehouse's customers are all TEXT, as staged).
+_COPY_CUSTOMERS = 'INSERT INTO wh_customers SELECT {columns} FROM "{{staging}}" ORDER BY rowid'.format(
+    columns=", ".join(TABLE_COLUMNS["customers"])
+)
 
 
 def mart_usd(conn: sqlite3.Connection) -> float:
@@ -478,12 +528,13 @@ class GateWorld:
         """The loader itself: every row goes in, whatever it holds.
 
         A customers batch is stored cell for cell as staged, so SQLite copies it from
-        its staging table, in staged order (as the reference mart is built); an orders
-        batch's amounts are converted in Python (:func:`loader_amount`) and bound.
+        its staging table, in staged order; an orders batch's amounts are converted in
+        Python (:func:`loader_amount`) and bound. The reference mart binds the same rows
+        in the same order (:func:`_reference_mart`).
         """
         with transaction(self.conn):
             if batch.table == "customers":
-                copy = _FROM_STAGING["customers"].format(staging=batch.staging_table)
+                copy = _COPY_CUSTOMERS.format(staging=batch.staging_table)
                 self.conn.execute(self._keyed(copy))
             else:
                 insert = self._keyed(_INSERT[batch.table])

@@ -1,9 +1,12 @@
-"""The grader's reference mart, built from the staging tables, is what the live loader makes.
+"""The grader's reference mart, built with the case's image, is what the live loader makes.
 
-The reference is computed when a case is prepared by inserting the clean batches from
-their staging tables through the loader's amount function; these tests load the same
-batches through the world's own loader and compare the warehouse row for row and the
-mart exactly, on generated cases and on amounts chosen to be awkward for a float.
+The reference is computed when a case is prepared by inserting the clean batches' rows,
+orders with their amounts as the loader reads them; these tests load the same batches
+through the world's own loader and compare the warehouse row for row and the mart
+exactly, on generated cases and on amounts chosen to be awkward for a float. The
+builder keeps its own statements compiled from image to image: the last tests hold it
+to compiling only what names an image's own tables, and to never running one image's
+staging statements on another's.
 """
 
 from __future__ import annotations
@@ -105,3 +108,49 @@ def test_an_image_holds_the_staged_case_only_and_its_stamped_schema(seed: int) -
         staged = conn.execute(f'SELECT * FROM "{batch.staging_table}" ORDER BY rowid').fetchall()
         assert staged == list(batch.rows)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_the_builder_compiles_only_what_names_the_new_images_staging_tables() -> None:
+    """A second build of a case of the same shape compiles its staging tables' statements,
+    the schema's read-back, the stamp and the restore's own ATTACH, and nothing that
+    touches the warehouse: the warehouse's inserts, the reference's, the mart and the
+    transaction's statements stay compiled from the first."""
+    conn = _builder()
+    compiled: list[tuple[int, str | None]] = []
+
+    def watch(action: int, first: str | None, *_rest: Any) -> int:
+        compiled.append((action, first))
+        return 0
+
+    first, second = (load_cases([build_case(7)])[0] for _ in range(2))
+    conn.set_authorizer(watch)  # which drops every compiled statement: the first build compiles them
+    try:
+        prepare(first)
+        compiled.clear()
+        prepare(second)
+    finally:
+        conn.set_authorizer(None)
+    staging = {batch.staging_table for batch in second.batches}
+    named = {name for _action, name in compiled if name is not None}
+    assert named - staging == {"sqlite_master", "schema_version", "x"}, named
+
+
+def test_an_earlier_images_staging_statements_never_run_on_a_later_one() -> None:
+    """Two cases stage batches of the same names over warehouses of different sizes, so
+    their staging tables start on different pages: each image holds its own rows."""
+    small = build_case(5)
+    big = copy.deepcopy(small)
+    big["warehouse"]["customers"] = big["warehouse"]["customers"] * 6
+    cases = [load_cases([data])[0] for data in (small, big, small)]
+    import sqlite3
+
+    roots = []
+    for case in cases:
+        conn = sqlite3.connect(":memory:")
+        conn.deserialize(prepare(case).image)
+        for batch in case.batches:
+            staged = conn.execute(f'SELECT * FROM "{batch.staging_table}" ORDER BY rowid').fetchall()
+            assert staged == list(batch.rows)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        roots.append(conn.execute("SELECT rootpage FROM sqlite_master WHERE name LIKE 'stg_%'").fetchall())
+    assert roots[0] != roots[1] and roots[0] == roots[2]
