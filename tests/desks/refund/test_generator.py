@@ -265,6 +265,26 @@ def test_the_generator_audit_its_cases_are_what_the_checked_path_gives() -> None
     assert count == 2400
 
 
+def test_a_generated_case_s_digest_text_is_the_encoder_s_and_escapes_fall_back() -> None:
+    """The digest of a generated ticket is taken over its canonical text written key by
+    key; it is the encoder's text for every knob, and a string that needs an escape (a
+    quote, a backslash, a control or non-ASCII character) takes the encoder's path."""
+    from batchgate_gym.desks.refund.cases import _generated_digest, _generated_text
+    from batchgate_gym.kernel.ledger import canonical_json
+
+    knob_sets: list[dict[str, Any]] = [{}, {"cap_cents": 777}, {"lag_depth": 4, "fault_rate": 1.0}]
+    for seed in range(600):
+        data = build_case(seed, **knob_sets[seed % 3], prior_rows=seed % 7 if seed % 2 else None)
+        assert _generated_text(data)[1] == canonical_json(data), seed
+    data = build_case(5, family="parallel-worker")
+    assert any(row.get("in_flight") for row in data["ledger"])
+    for odd in ('say "hi"', "back\\slash", "bell\x07", "caf\u00e9", "del\x7f"):
+        changed = {**data, "case_id": odd}
+        digest = hashlib.sha256(canonical_json(changed).encode("ascii")).hexdigest()
+        assert _generated_digest(changed) == digest, odd
+        assert case_from_generated(changed, "odd").digest == case_from_dict(changed, "odd").digest
+
+
 def test_a_procedural_reset_does_not_check_the_generated_case_again(monkeypatch) -> None:
     import batchgate_gym.desks.refund.cases as cases_module
     from batchgate_gym.envs.refund.text import RefundDeskEnv
