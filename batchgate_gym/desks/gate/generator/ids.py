@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from math import floor
 
 CUSTOMER_PREFIX = "C"
 ORDER_PREFIX = "O"
@@ -50,7 +51,8 @@ class IdPool:
         kept or dropped in turn and the draws go on one by one, as if made one at a time.
         """
         used, low, span, rand = self._used, self._low, self._span, self._rng.random
-        fresh = [low + int(rand() * span) for _ in itertools.repeat(None, count)]
+        # floor: int() of the same non-negative product, the same number, at less cost
+        fresh = [low + floor(rand() * span) for _ in itertools.repeat(None, count)]
         if len(set(fresh)) == count and used.isdisjoint(fresh):
             used.update(fresh)
         else:
@@ -60,7 +62,7 @@ class IdPool:
                     used.add(number)
                     fresh.append(number)
             while len(fresh) < count:
-                number = low + int(rand() * span)
+                number = low + floor(rand() * span)
                 if number not in used:
                     used.add(number)
                     fresh.append(number)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from itertools import accumulate
+from bisect import bisect_right
+from itertools import accumulate, repeat, starmap
+from math import floor
 
 from ..contract import ALLOWED_COUNTRIES, ALLOWED_STATUS, CURRENCY, MAX_AMOUNT, WINDOW_END, WINDOW_START
 
@@ -25,6 +27,10 @@ WINDOW_DATES = _days(WINDOW_START, WINDOW_END)
 SIGNUP_DATES = _days("2025-01-01", WINDOW_END)
 SALE_STATUSES = tuple(status for status in ALLOWED_STATUS if status != "refunded")
 _STATUS_CUM = tuple(accumulate(4 if status == "refunded" else 24 for status in ALLOWED_STATUS))
+# The status ``choices`` picks for a product ``x`` of ``random()`` and the total weight:
+# bisect_right(_STATUS_CUM, x), the same for every x of one whole part, as the weights are whole.
+_STATUS_TOTAL = float(_STATUS_CUM[-1])
+_STATUS_AT = tuple(ALLOWED_STATUS[bisect_right(_STATUS_CUM, whole)] for whole in range(_STATUS_CUM[-1]))
 AMOUNT_CENTS = range(1200, 190_000)  # 12.00 .. 1899.99, like the original's orders
 BIG_CENTS = range(MAX_AMOUNT + 1, 190_000)  # a plausible amount whose x100 passes the cap
 EMAIL_DOMAIN = "example.com"
@@ -38,6 +44,8 @@ def amount_text(cents: int) -> str:
 
 
 _MONEY, _REFUND = "%d.%02d", "-%d.%02d"  # whole units and cents, as ``amount_text`` writes them
+_UNITS = tuple(map(str, range(AMOUNT_CENTS.stop // 100 + 1)))  # the whole units of a plausible amount
+_DOT_CENTS = tuple(f".{cents:02d}" for cents in range(100))
 
 
 def email_for(customer_id: str) -> str:
@@ -59,24 +67,36 @@ def big_cents(rng: random.Random) -> int:
 
 
 def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> list[dict[str, str]]:
-    """Clean orders, one per id, for customers drawn from ``refs``; refunds are negative."""
+    """Clean orders, one per id, for customers drawn from ``refs``; refunds are negative.
+
+    The draws are ``random.Random.choices``' own, in its order (every order's customer,
+    then every status, every amount, every date), made from one run of ``random()``s:
+    ``choices`` picks ``population[floor(random() * n)]``, and a status by bisecting its
+    whole-number cumulative weights, which is the same as looking the product's floor up
+    in a table (:data:`_STATUS_AT`).
+    """
     count = len(order_ids)
-    customers = rng.choices(refs, k=count)
-    statuses = rng.choices(ALLOWED_STATUS, cum_weights=_STATUS_CUM, k=count)
-    cents = rng.choices(AMOUNT_CENTS, k=count)
-    dates = rng.choices(WINDOW_DATES, k=count)
-    sale, refund = _MONEY, _REFUND  # amount_text(cents) of a sale, amount_text(-cents) of a refund
+    draws = list(starmap(rng.random, repeat((), 4 * count)))
+    customers = [refs[floor(r * len(refs))] for r in draws[:count]]
+    statuses = [_STATUS_AT[floor(r * _STATUS_TOTAL)] for r in draws[count : 2 * count]]
+    low, spread = AMOUNT_CENTS.start, len(AMOUNT_CENTS)
+    dates, days = WINDOW_DATES, len(WINDOW_DATES)
+    # amount_text(cents) of a sale, amount_text(-cents) of a refund, from tables of the
+    # texts of whole units and of cents (formatting each amount cost three times as much)
+    units, cents_part = _UNITS, _DOT_CENTS
     return [
         {
             "order_id": order_id,
             "customer_id": customer,
-            "amount": (refund if status == "refunded" else sale) % divmod(amount, 100),
+            "amount": ("-" if status == "refunded" else "")
+            + units[(cents := low + floor(amount * spread)) // 100]
+            + cents_part[cents % 100],
             "currency": CURRENCY,
             "status": status,
-            "order_date": date,
+            "order_date": dates[floor(day * days)],
         }
-        for order_id, customer, status, amount, date in zip(
-            order_ids, customers, statuses, cents, dates, strict=True
+        for order_id, customer, status, amount, day in zip(
+            order_ids, customers, statuses, draws[2 * count : 3 * count], draws[3 * count :], strict=True
         )
     ]
 
