@@ -77,7 +77,8 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
     """
     count = len(order_ids)
     draws = list(starmap(rng.random, repeat((), 4 * count)))
-    customers = [refs[floor(r * len(refs))] for r in draws[:count]]
+    people = len(refs)
+    customers = [refs[floor(r * people)] for r in draws[:count]]
     statuses = [_STATUS_AT[floor(r * _STATUS_TOTAL)] for r in draws[count : 2 * count]]
     low, spread = AMOUNT_CENTS.start, len(AMOUNT_CENTS)
     dates, days = WINDOW_DATES, len(WINDOW_DATES)
@@ -102,16 +103,21 @@ def order_rows(rng: random.Random, order_ids: list[str], refs: list[str]) -> lis
 
 
 def customer_rows(rng: random.Random, customer_ids: list[str]) -> list[dict[str, str]]:
-    """Clean customers, one per id; signups spread over the same range as the warehouse's."""
+    """Clean customers, one per id; signups spread over the same range as the warehouse's.
+
+    The draws are ``random.Random.choices``' own, in its order (every country, then every
+    signup), made from one run of ``random()``s, as :func:`order_rows` makes its own.
+    """
     count = len(customer_ids)
-    countries = rng.choices(ALLOWED_COUNTRIES, k=count)
-    signups = rng.choices(SIGNUP_DATES, k=count)
+    draws = list(starmap(rng.random, repeat((), 2 * count)))
+    countries, signups = ALLOWED_COUNTRIES, SIGNUP_DATES
+    country_count, signup_count = len(countries), len(signups)
     return [
         {
             "customer_id": customer,
             "email": customer.lower() + _AT_DOMAIN,  # email_for(customer)
-            "country": country,
-            "signup_date": signup,
+            "country": countries[floor(country * country_count)],
+            "signup_date": signups[floor(signup * signup_count)],
         }
-        for customer, country, signup in zip(customer_ids, countries, signups, strict=True)
+        for customer, country, signup in zip(customer_ids, draws[:count], draws[count:], strict=True)
     ]
