@@ -178,6 +178,12 @@ def _begin_args_text(case_digest: object, settings: Mapping[str, Any], nonce: st
     return f'{{"case_digest":{_STRING(case_digest)}{nonce_text},"settings":{settings_text}}}'
 
 
+# Entry 0's canonical body around its arguments' text: action ``begin``, executed, no note,
+# after the genesis, number 0 (keys sorted, as :func:`_fields_hash` writes them).
+_BEGIN_BODY_HEAD = f'{{"action":{_STRING(BEGIN_ACTION)},"args":'
+_BEGIN_BODY_TAIL = f',"executed":true,"note":"","prev_hash":{_STRING(GENESIS)},"seq":0}}'
+
+
 # ``canonical_json`` of a log's settings, kept by value: every reset of every world of one
 # SQL budget writes the same settings into its entry 0, and encoding them cost more than
 # the rest of the entry's hash.
@@ -278,7 +284,15 @@ class Ledger:
             if not isinstance(nonce, str) or not nonce:
                 raise ValueError(f"a log nonce is a non-empty string, not {nonce!r}")
             args["nonce"] = nonce
-        return self._append(BEGIN_ACTION, args, True, "", _begin_args_text(case_digest, settings, nonce))
+        args_text = _begin_args_text(case_digest, settings, nonce)
+        if args_text is None:
+            return self._append(BEGIN_ACTION, args, True, "", None)
+        # Entry 0's body is its arguments between fields it always has (:func:`_fields_hash`'s
+        # text of them): written once.
+        digest = _message_hash(f"{_BEGIN_BODY_HEAD}{args_text}{_BEGIN_BODY_TAIL}", self._key)
+        entry = LogEntry(0, BEGIN_ACTION, args, True, "", GENESIS, digest)
+        self._entries.append(entry)
+        return entry
 
     @property
     def nonce(self) -> str | None:

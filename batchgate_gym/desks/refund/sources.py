@@ -53,6 +53,17 @@ class ProceduralRefundCases(ProceduralCaseSource, check_knobs=check_knobs, check
     cap_cents: int = CAP_CENTS
     tickets: int = 1
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # The knobs, checked and normalised now, never change: their dict is made once
+        # (making it field by field was a sixtieth of a fresh reset).
+        object.__setattr__(self, "_knobs", super().knobs())
+
+    def knobs(self) -> dict[str, Any]:
+        """The source's knobs by name, in the order its fields are declared (a fresh dict)."""
+        kept = self.__dict__.get("_knobs")  # None while the base checks them
+        return super().knobs() if kept is None else dict(kept)
+
     def build(self, seed: int, **knobs: Any) -> RefundCase:
         return build_procedural(seed, **knobs)
 

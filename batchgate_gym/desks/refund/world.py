@@ -57,8 +57,8 @@ NOTE_FAILS = "succeeds_but_note_write_fails"
 STALE = "stale_after_write"
 
 
-_LAG_READS = "refund world: each ticket's lag reads"  # what a case caches: checked before anything changes
-_UNSENT = "refund world: each ticket's unsent payments"
+# What a case caches: each ticket's lag reads and unsent payments, checked before anything changes.
+_BUDGETS = "refund world: each ticket's lag reads and unsent payments"
 TIMEOUT_ANSWER = {"error": "timeout waiting for payment provider", "status": "unknown"}
 UNSENT_NOTE = "not sent: the payment never reached the provider"  # the log's reason; the agent sees a timeout
 
@@ -127,6 +127,12 @@ def next_ticket_result(ticket: RefundCase) -> dict[str, Any]:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _budgets(case: RefundCase) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Each ticket's lag reads and unsent payments (a bad value raises ``ValueError``)."""
+    tickets = case.tickets
+    return tuple([lag_reads(t) for t in tickets]), tuple([unsent_payments(t) for t in tickets])
 
 
 class RefundWorld:
@@ -200,12 +206,11 @@ class RefundWorld:
 
     def reset(self, case: RefundCase, nonce: str | None = None) -> None:
         """Start an episode of ``case``; ``nonce`` is the episode's, for the log's entry 0."""
-        budgets = list(case.derived(_LAG_READS, lambda: tuple(lag_reads(t) for t in case.tickets)))
-        unsent = list(case.derived(_UNSENT, lambda: tuple(unsent_payments(t) for t in case.tickets)))
+        budgets, unsent = case.derived(_BUDGETS, lambda: _budgets(case))
         self._case = case
         self._clear()
-        self.lag_budgets = budgets
-        self.unsent_budgets = unsent
+        self.lag_budgets = list(budgets)
+        self.unsent_budgets = list(unsent)
         self.ledger = self.new_ledger()
         self.ledger.begin(case.digest, self.log_settings(), nonce)
 
