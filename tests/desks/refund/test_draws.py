@@ -35,3 +35,13 @@ def test_the_other_draws_are_random_randoms() -> None:
         plain.sample(range(40), 9),
         plain.getrandbits(24),
     ]
+
+
+def test_few_is_sample_for_every_count_and_population_size() -> None:
+    for size in (1, 5, 21, 22, 40, 100):
+        population = [f"item-{i}" for i in range(size)]
+        for count in range(min(size, 20) + 1):
+            for seed in range(40):
+                draws, plain = Draws(seed), random.Random(seed)
+                assert draws.few(population, count) == plain.sample(population, count), (size, count, seed)
+                assert draws.getstate() == plain.getstate()

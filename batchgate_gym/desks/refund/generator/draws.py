@@ -6,13 +6,24 @@ the same state. ``randint`` and ``randrange`` check and convert their arguments 
 through two more Python calls before they reach ``_randbelow``; for the ints the
 generator passes, :meth:`Draws.below` and :meth:`Draws.between` are that last step alone,
 written out: ``getrandbits`` of the bound's bit length, drawn again while it is not below
-the bound (``random.Random._randbelow_with_getrandbits``). The test holds them to the
+the bound (``random.Random._randbelow_with_getrandbits``); :meth:`Draws.few` is
+``sample`` of a few items out of many, without its checks. The test holds them to the
 standard methods on the same states.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# random.sample draws up to FEW items out of more than SMALL_POPULATION by index into the
+# population, keeping the indexes drawn (a set); more items, or a smaller population,
+# from a shrinking copy of it.
+FEW = 5
+SMALL_POPULATION = 21
 
 
 class Draws(random.Random):
@@ -39,5 +50,23 @@ class Draws(random.Random):
             drawn = getrandbits(width)
         return low + drawn
 
+    def few(self, population: Sequence[T], count: int) -> list[T]:
+        """``sample(population, count)``: the same items from the same state. A few items
+        (at most :data:`FEW`) out of more than :data:`SMALL_POPULATION` are drawn as
+        ``sample`` draws them then, by index, again while the index was drawn already;
+        any other size goes to ``sample`` itself."""
+        size = len(population)
+        if count > FEW or size <= SMALL_POPULATION:
+            return self.sample(population, count)
+        picked: list[T] = []
+        drawn: set[int] = set()
+        for _ in range(count):
+            index = self.below(size)
+            while index in drawn:
+                index = self.below(size)
+            drawn.add(index)
+            picked.append(population[index])
+        return picked
 
-__all__ = ["Draws"]
+
+__all__ = ["FEW", "SMALL_POPULATION", "Draws"]
