@@ -172,7 +172,13 @@ _contract_text = SharedTexts(canonical_json, 64)
 
 
 def staging_table_name(batch_id: str) -> str:
-    return "stg_" + _TABLE_NAME_CHARS.sub("_", batch_id.lower())
+    lowered = batch_id.lower()
+    # Most ids hold only letters, digits, hyphens and underscores: the hyphens are all the
+    # pattern would replace, and replacing them costs a tenth of the pattern's pass.
+    plain = lowered.replace("-", "_")
+    if plain.isascii() and plain.replace("_", "").isalnum():
+        return "stg_" + plain
+    return "stg_" + _TABLE_NAME_CHARS.sub("_", lowered)
 
 
 def load_cases(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> list[Case]:

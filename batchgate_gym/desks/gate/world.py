@@ -18,7 +18,7 @@ import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,12 +234,11 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
     last, as a stamp written before other statements would make it read it again.
     """
     conn.deserialize(schema_image((_page_size(case), *_SCHEMA)))
-    inserts: dict[str, list[tuple[Any, ...]]] = {}
     with transaction(conn):
-        _insert_rows(conn, "customers", case.customers, whole=True)
-        _insert_rows(conn, "orders", warehouse_rows("orders", case.orders), whole=True)
+        _insert_rows(conn, "customers", _loader_cells("customers", [case.customers]), whole=True)
+        _insert_rows(conn, "orders", _loader_cells("orders", [case.orders]), whole=True)
         conn.execute("SAVEPOINT reference")
-        reference = _reference_mart(conn, case, inserts)
+        reference = _reference_mart(conn, case)
         conn.execute("ROLLBACK TO reference")  # the image holds what the case stages, no more
         image_number = next(_IMAGE_NUMBERS)
         for batch in case.batches:
@@ -263,7 +262,7 @@ def _build_on(conn: sqlite3.Connection, case: Case) -> PreparedCase:
             for b in case.batches
         )
     )
-    return PreparedCase(case, image, listing, reference, schema, _inserts=inserts)
+    return PreparedCase(case, image, listing, reference, schema)
 
 
 # Statements the builder keeps compiled: the transaction's, the mart, and the warehouse's
@@ -273,23 +272,35 @@ _IMAGE_NUMBERS = itertools.count(1)  # each image's own statements name it (``_b
 _MOST_ROWS_A_STATEMENT = 256  # 1,536 parameters for an order's six columns
 
 
-def _insert_rows(
-    conn: sqlite3.Connection, table: str, rows: Sequence[tuple[Any, ...]], whole: bool = False
-) -> None:
-    """``rows`` into the warehouse's ``table`` by multi-row INSERTs, whose texts stay
-    compiled on the builder: a statement a row would pay its own run, from Python and in
-    SQLite. ``whole``: the rows in one statement (the warehouse, as many rows in every
-    generated case); otherwise, and past the most rows a statement takes, in chunks of a
-    power of two rows, so that a handful of texts serves any count."""
-    start, left = 0, len(rows)
+def _loader_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) -> list[Any]:
+    """The cells the loader writes for these rows of ``table``, row after row in one list:
+    as :func:`warehouse_rows` makes them (an order's amount as :func:`loader_amount` reads
+    it), converted in place, a column at a time."""
+    cells: list[Any] = list(itertools.chain.from_iterable(itertools.chain.from_iterable(row_lists)))
+    if table == "orders":
+        amounts = cells[2::6]  # the amount, third of an order's six cells (ImportError above)
+        try:
+            cells[2::6] = map(float, amounts)
+        except ValueError:
+            cells[2::6] = map(loader_amount, amounts)
+    return cells
+
+
+def _insert_rows(conn: sqlite3.Connection, table: str, cells: list[Any], whole: bool = False) -> None:
+    """Rows into the warehouse's ``table`` (their ``cells``, row after row) by multi-row
+    INSERTs, whose texts stay compiled on the builder: a statement a row would pay its own
+    run, from Python and in SQLite. ``whole``: the rows in one statement (the warehouse,
+    as many rows in every generated case); otherwise, and past the most rows a statement
+    takes, in chunks of a power of two rows, so that a handful of texts serves any count."""
+    width = len(TABLE_COLUMNS[table])
+    start, left = 0, len(cells) // width
     while left:
         if whole and left <= _MOST_ROWS_A_STATEMENT:
             count = left
         else:
             count = 1 << min(left.bit_length() - 1, _MOST_ROWS_A_STATEMENT.bit_length() - 1)
-        chunk = rows[start : start + count]
-        conn.execute(_multi_row_insert(table, count), tuple(itertools.chain.from_iterable(chunk)))
-        start += count
+        conn.execute(_multi_row_insert(table, count), cells[start : start + count * width])
+        start += count * width
         left -= count
 
 
@@ -299,26 +310,17 @@ def _multi_row_insert(table: str, count: int) -> str:
     return f"INSERT INTO wh_{table} VALUES " + ", ".join([row] * count)
 
 
-def _reference_mart(
-    conn: sqlite3.Connection, case: Case, inserts: dict[str, list[tuple[Any, ...]]] | None = None
-) -> float:
+def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
     """The grader's reference, on the build connection: every clean batch loaded once,
     customers first, and the mart read.
 
     Each batch's rows go in as :meth:`GateWorld.insert` puts them there (orders with their
     amounts as :func:`loader_amount` reads them), in the staged order, so the warehouse
-    holds what the live loader would leave, row for row. The orders' converted rows are
-    kept in ``inserts`` (by batch id), for the world's loads of the same batches.
+    holds what the live loader would leave, row for row.
     """
     for table in ("customers", "orders"):
-        rows: list[tuple[Any, ...]] = []
-        for batch in case.batches:
-            if batch.table == table and not batch.truth.defective:
-                converted = warehouse_rows(table, batch.rows)
-                if inserts is not None and table == "orders":
-                    inserts[batch.batch_id] = converted
-                rows += converted
-        _insert_rows(conn, table, rows)
+        clean = [batch.rows for batch in case.batches if batch.table == table and not batch.truth.defective]
+        _insert_rows(conn, table, _loader_cells(table, clean))
     return mart_usd(conn)
 
 

@@ -187,3 +187,14 @@ def test_digest_of_empty_rows_is_the_canonical_json():
     data["batches"][0]["rows"] = []
     case = case_from_dict(data, "dict")
     assert case.digest == reference_digest(case)
+
+
+@pytest.mark.parametrize(
+    "batch_id", ["B-0930-12-1", "b_1", "", "-", "A-B_c", "a b", "é-1", "\u212a-1", "İ", "x.y", "B-1\n"]
+)
+def test_staging_table_names_replace_whatever_is_not_a_lower_letter_digit_or_underscore(batch_id):
+    import re
+
+    from batchgate_gym.desks.gate.cases import staging_table_name
+
+    assert staging_table_name(batch_id) == "stg_" + re.sub(r"[^a-z0-9_]", "_", batch_id.lower())

@@ -53,7 +53,7 @@ def plan_case(
 
 def with_extras(rng: random.Random, slot: Slot, defects_per_batch: int) -> Slot:
     """Top a defective slot up to ``defects_per_batch`` distinct (column, type) defects."""
-    if not slot.defects:
+    if not slot.defects or defects_per_batch <= 1:  # a defect has one pair: nothing to add
         return slot
     pairs = {DEFECTS[name].pair for name in slot.defects}
     pool = [name for name in EXTRA_POOL[slot.table] if DEFECTS[name].pair not in pairs]
