@@ -45,3 +45,10 @@ def test_few_is_sample_for_every_count_and_population_size() -> None:
                 draws, plain = Draws(seed), random.Random(seed)
                 assert draws.few(population, count) == plain.sample(population, count), (size, count, seed)
                 assert draws.getstate() == plain.getstate()
+
+
+def test_seeded_is_the_constructor_s_state() -> None:
+    for seed in (0, 1, 2**31, 2**64 + 5, 10**30):
+        draws = Draws.seeded(seed)
+        assert draws.getstate() == Draws(seed).getstate() == random.Random(seed).getstate()
+        assert draws.random() == random.Random(seed).random()

@@ -162,7 +162,7 @@ def compose(
             }
         )
     cap = knobs["cap_cents"]
-    rng = Draws(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
+    rng = Draws.seeded(2 * seed if seed >= 0 else -2 * seed - 1)  # Random(-s) would equal Random(s)
     family = knobs["family"] if knobs["family"] is not None else FAMILIES[rng.below(len(FAMILIES))]
     variant = knobs["variant"] if knobs["variant"] is not None else rng.below(variants(family))
     spec = VARIANTS[family][variant]

@@ -13,6 +13,7 @@ standard methods on the same states.
 
 from __future__ import annotations
 
+import _random
 import random
 from collections.abc import Sequence
 from typing import TypeVar
@@ -28,6 +29,16 @@ SMALL_POPULATION = 21
 
 class Draws(random.Random):
     """``random.Random`` (seeded the same way, the same stream) with unchecked draws for ints."""
+
+    @classmethod
+    def seeded(cls, seed: int) -> Draws:
+        """``Draws(seed)`` for an int ``seed``: the same state, seeded by the C generator
+        directly (``Random.__init__`` and ``Random.seed`` only check the type and pass an
+        int on to it, then clear the Gaussian draw kept)."""
+        draws = cls.__new__(cls)
+        _random.Random.seed(draws, seed)
+        draws.gauss_next = None
+        return draws
 
     def below(self, bound: int) -> int:
         """``randrange(bound)`` for an int ``bound >= 1``: the same value, the same state after."""
