@@ -30,6 +30,8 @@ SMALL_POPULATION = 21
 class Draws(random.Random):
     """``random.Random`` (seeded the same way, the same stream) with unchecked draws for ints."""
 
+    gauss_next: float | None  # Random's own, set by its __init__ (the typeshed leaves it out)
+
     @classmethod
     def seeded(cls, seed: int) -> Draws:
         """``Draws(seed)`` for an int ``seed``: the same state, seeded by the C generator
