@@ -9,6 +9,7 @@ customer cannot be spotted by where its id falls.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from math import floor
@@ -52,7 +53,7 @@ class IdPool:
         """
         used, low, span, rand = self._used, self._low, self._span, self._rng.random
         # floor: int() of the same non-negative product, the same number, at less cost
-        fresh = [low + floor(rand() * span) for _ in itertools.repeat(None, count)]
+        fresh = [low + floor(r * span) for r in itertools.starmap(rand, itertools.repeat((), count))]
         if len(set(fresh)) == count and used.isdisjoint(fresh):
             used.update(fresh)
         else:
@@ -66,9 +67,28 @@ class IdPool:
                 if number not in used:
                     used.add(number)
                     fresh.append(number)
-        prefix = self._prefix
-        return [f"{prefix}{number}" for number in fresh]
+        return _written(self._prefix, self._low * 10, fresh)
 
     def one(self) -> str:
         """A single fresh id."""
         return self.take(1)[0]
+
+
+def _written(prefix: str, bound: int, numbers: list[int]) -> list[str]:
+    """``prefix`` and each number below ``bound``, as ``f"{prefix}{number}"`` writes them,
+    from tables of the texts of up to three digits (writing each number cost more)."""
+    heads = _heads(prefix)
+    if bound <= 1000:
+        return [heads[number] for number in numbers]
+    if bound <= 1_000_000:
+        return [heads[number // 1000] + _THREE_DIGITS[number % 1000] for number in numbers]
+    return [f"{prefix}{number}" for number in numbers]
+
+
+@functools.cache
+def _heads(prefix: str) -> tuple[str, ...]:
+    """``prefix`` and each number below 1,000."""
+    return tuple(f"{prefix}{number}" for number in range(1000))
+
+
+_THREE_DIGITS = tuple(f"{number:03d}" for number in range(1000))
