@@ -52,6 +52,7 @@ UNSENT_RATE = 0.25
 """How often a ticket to pay loses its first payment before the provider (an error that
 tells the truth): without it every payment error was a lie, and an agent that never
 looked at an answer scored as one that checks."""
+OTHER_PERMILLE = (40, 2399)  # a line nobody asks about: 4% .. 240% of the cap
 BACKGROUND_ROWS = (0, 3)  # background rows drawn when prior_rows is not given
 
 MAX_LINES = 20
@@ -332,6 +333,8 @@ class Draft:
     # amounts, by what they are against the cap
     def amount(self, kind: str) -> int:
         rng, cap = self.rng, self.cap
+        if kind == "other":  # the commonest kind, first; any kind not named below is the same
+            return self.scaled(rng.between(*OTHER_PERMILLE))
         if kind == "under":
             return self.scaled(rng.between(60, 999))  # 6% .. 99.9% of the cap
         if kind == "near":
@@ -346,11 +349,11 @@ class Draft:
                 if rng.random() < 0.2
                 else cap + 200 + 50 * rng.below((max(5 * cap, cap + 250) - cap - 200) // 50 + 1)
             )
-        return self.scaled(rng.between(40, 2399))  # a line nobody asks about: 4% .. 240% of the cap
+        return self.scaled(rng.between(*OTHER_PERMILLE))
 
     def other_order(self, near: bool = False) -> str:
         """A fresh order id that is not the ticket's; ``near``: an earlier one of the customer's."""
-        ticket = int(self.order_id[4:])
+        ticket = int(self.order_id[4:]) if near else 0  # only a near one is drawn around it
         while True:
             number = (
                 ticket - self.rng.between(1, 900)
