@@ -81,9 +81,10 @@ class Case:
     orders: tuple[tuple[str, ...], ...]
     batches: tuple[StagingBatch, ...]
     _cache: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
-    # Every cell of every row is printable ASCII with no quote or backslash, as the
-    # generator writes them (its audit in the tests holds it to that): the digest then
-    # writes the rows' JSON without looking for characters to escape.
+    # Every cell of every row, and every batch's id, table, source, staging table and
+    # citations, is printable ASCII with no quote or backslash, as the generator writes
+    # them (its audit in the tests holds it to that): the digest then writes their JSON
+    # without looking for characters to escape.
     plain_cells: bool = field(default=False, repr=False, compare=False)
 
     def derived(self, key: Hashable, make: Callable[[], T]) -> T:
@@ -134,11 +135,22 @@ def _digest(case: Case) -> str:
 
 def _batch_json(batch: StagingBatch, plain: bool) -> str:
     """A batch's canonical JSON in the digest: [batch_id, table, source, staging_table,
-    rows, defective, defects, accepted]."""
+    rows, defective, defects, accepted]; its names and citations written by joins too
+    when ``plain`` says they are plain (a generated case's are)."""
     truth = batch.truth
+    rows = _rows_json(batch.rows, plain)
+    if plain:
+        names = '"' + '","'.join((batch.batch_id, batch.table, batch.source, batch.staging_table)) + '"'
+        accepted = "null" if truth.accepted is None else _plain_citations(truth.accepted)
+        defective = "true" if truth.defective else "false"
+        return f"[{names},{rows},{defective},{_plain_citations(truth.defects)},{accepted}]"
     names = canonical_json([batch.batch_id, batch.table, batch.source, batch.staging_table])
     facts = canonical_json([truth.defective, _citation_lists(truth.defects), _citation_lists(truth.accepted)])
-    return f"{names[:-1]},{_rows_json(batch.rows, plain)},{facts[1:]}"
+    return f"{names[:-1]},{rows},{facts[1:]}"
+
+
+def _plain_citations(items: tuple[Citation, ...]) -> str:
+    return "[" + ",".join([f'["{c.column}","{c.defect_type}"]' for c in items]) + "]"
 
 
 def _citation_lists(items: tuple[Citation, ...] | None) -> list[list[str]] | None:

@@ -95,6 +95,11 @@ def assert_trusted_equals_checked(seed: int, **knobs: Any) -> None:
         (trusted.customers, trusted.orders, *(b.rows for b in trusted.batches))
     )
     assert all(PLAIN_CELL.fullmatch(cell) for cell in itertools.chain.from_iterable(cells)), (seed, knobs)
+    for batch in trusted.batches:
+        citations = (*batch.truth.defects, *(batch.truth.accepted or ()))
+        names = (batch.batch_id, batch.table, batch.source, batch.staging_table)
+        names += tuple(itertools.chain.from_iterable((c.column, c.defect_type) for c in citations))
+        assert all(PLAIN_CELL.fullmatch(name) for name in names), (seed, knobs)
     assert trusted.digest == reference_digest(trusted)
     from_file = case_from_dict(json.loads(dumps_case(data)), "line")
     assert typed(trusted) == typed(from_file), (seed, knobs)  # key order too: the agent reads it
