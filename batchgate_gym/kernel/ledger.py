@@ -166,14 +166,17 @@ def _fields_hash(
     return _body_hash(body, key)
 
 
-def _begin_args_text(case_digest: object, settings: Mapping[str, Any], nonce: str | None) -> str | None:
+def _begin_args_text(
+    case_digest: object, settings: Mapping[str, Any], nonce: str | None, settings_text: str | None = None
+) -> str | None:
     """``canonical_json`` of entry 0's arguments, written out key by key (sorted), with the
-    settings' text made once per distinct value (:class:`~.plain.KeptByForm`); ``None`` (the
-    encoder writes it) when the digest is not exactly a string or the settings are not a
-    plain dict."""
+    settings' text as the caller keeps it or made once per distinct value
+    (:class:`~.plain.KeptByForm`); ``None`` (the encoder writes it) when the digest is not
+    exactly a string or the settings are not a plain dict."""
     if type(case_digest) is not str or type(settings) is not dict:
         return None
-    settings_text: str = _settings_text(settings)
+    if settings_text is None:
+        settings_text = _settings_text(settings)
     nonce_text = "" if nonce is None else f',"nonce":{_STRING(nonce)}'
     return f'{{"case_digest":{_STRING(case_digest)}{nonce_text},"settings":{settings_text}}}'
 
@@ -188,6 +191,12 @@ _BEGIN_BODY_TAIL = f',"executed":true,"note":"","prev_hash":{_STRING(GENESIS)},"
 # SQL budget writes the same settings into its entry 0, and encoding them cost more than
 # the rest of the entry's hash.
 _settings_text = KeptByForm(_CANONICAL, 64)
+
+
+def settings_json(settings: Mapping[str, Any]) -> str:
+    """The canonical JSON of a log's settings, as entry 0's hash writes them."""
+    text: str = _settings_text(settings)
+    return text
 
 
 def entry_hash(entry: Mapping[str, Any], key: bytes | None = None) -> str:
@@ -274,9 +283,20 @@ class Ledger:
         self._entries.append(entry)
         return entry
 
-    def begin(self, case_digest: str, settings: Mapping[str, Any], nonce: str | None = None) -> LogEntry:
+    def begin(
+        self,
+        case_digest: str,
+        settings: Mapping[str, Any],
+        nonce: str | None = None,
+        settings_text: str | None = None,
+    ) -> LogEntry:
         """Entry 0: the case this log is about, the settings its replay needs and the
-        episode's nonce (left out when ``None``, as a replay's rebuilt desk does)."""
+        episode's nonce (left out when ``None``, as a replay's rebuilt desk does).
+
+        ``settings_text``, if given, is :func:`settings_json` of ``settings`` as the caller
+        keeps it (a world whose settings never change across its resets), so that it is not
+        written again; the log's checks (:meth:`intact`, an export) hash entry 0 again from
+        its arguments, so a text that is not the settings' fails them."""
         if self._entries:
             raise LogIntegrityError("a log begins once, before any other entry")
         args: dict[str, Any] = {"case_digest": case_digest, "settings": dict(settings)}
@@ -284,7 +304,7 @@ class Ledger:
             if not isinstance(nonce, str) or not nonce:
                 raise ValueError(f"a log nonce is a non-empty string, not {nonce!r}")
             args["nonce"] = nonce
-        args_text = _begin_args_text(case_digest, settings, nonce)
+        args_text = _begin_args_text(case_digest, settings, nonce, settings_text)
         if args_text is None:
             return self._append(BEGIN_ACTION, args, True, "", None)
         # Entry 0's body is its arguments between fields it always has (:func:`_fields_hash`'s

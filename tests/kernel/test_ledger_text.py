@@ -71,3 +71,22 @@ def test_entry_zero_written_key_by_key_hashes_as_the_encoder_does(
     for other in ({"v": 1}, {"v": 1.0}, {"v": True}, {"v": 0.0}, {"v": -0.0}, FrozenDict({"v": 1})):
         entry = Ledger(key).begin("d", other, nonce)
         assert entry.hash == entry_hash(entry.as_dict(), key)
+
+
+def test_entry_0_with_the_settings_text_kept_is_the_entry_the_encoder_writes() -> None:
+    from batchgate_gym.kernel.ledger import settings_json
+
+    settings = {"sql_budget": {"max_rows": 50, "max_seconds": 2.0, "strict": True}, "rules": "default"}
+    written = Ledger().begin("d" * 64, settings, "n" * 32)
+    kept = Ledger().begin("d" * 64, settings, "n" * 32, settings_json(settings))
+    assert kept == written and kept.hash == entry_hash(
+        {field: getattr(kept, field) for field in ("seq", "action", "args", "executed", "note", "prev_hash")}
+    )
+
+
+def test_a_kept_settings_text_that_is_not_the_settings_fails_the_log_check() -> None:
+    from batchgate_gym.kernel.ledger import settings_json
+
+    ledger = Ledger()
+    ledger.begin("d" * 64, {"rules": "default"}, "n" * 32, settings_json({"rules": "original"}))
+    assert not ledger.intact()

@@ -247,7 +247,11 @@ def case_from_generated(data: Mapping[str, Any]) -> Case:
     :func:`case_from_dict`.
     """
     warehouse = data["warehouse"]
-    return Case(
+    case = object.__new__(Case)
+    # The fields set at once in the new case's __dict__, in their declared order: what the
+    # dataclass's __init__ does one object.__setattr__ at a time (a frozen dataclass refuses
+    # plain assignment); Case has no __post_init__.
+    case.__dict__.update(
         case_id=data["case_id"],
         family=data["family"],
         variant=data["variant"],
@@ -257,8 +261,10 @@ def case_from_generated(data: Mapping[str, Any]) -> Case:
         customers=tuple(map(_CELL_GETTERS["customers"], warehouse["customers"])),
         orders=tuple(map(_CELL_GETTERS["orders"], warehouse["orders"])),
         batches=tuple(map(_generated_batch, data["batches"])),
+        _cache={},
         plain_cells=True,
     )
+    return case
 
 
 def _frozen_contract(contract: Any) -> Mapping[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from batchgate_gym.kernel.codec import ToolCall, ToolSpec
-from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError
+from batchgate_gym.kernel.ledger import Ledger, LogIntegrityError, settings_json
 from batchgate_gym.kernel.plain import FrozenDict, frozen
 from batchgate_gym.kernel.sqlguard import (
     SchemaKey,
@@ -359,6 +359,7 @@ class GateWorld:
         self.conn, self.guard = _take_connection(budget)
         self.log_key = log_key
         self._settings: dict[str, Any] | None = None
+        self._settings_text = ""  # settings_json(self._settings), made with it
         self.ledger = self.new_ledger()
         self.prepared: PreparedCase | None = None
         self._handlers: dict[str, Callable[..., Mapping[str, Any]]] = {
@@ -392,6 +393,7 @@ class GateWorld:
         """What entry 0 records for replay: every limit that decides what a query did."""
         if self._settings is None:
             self._settings = {"sql_budget": dataclasses.asdict(self.guard.budget)}
+            self._settings_text = settings_json(self._settings)
         return self._settings
 
     def _reset_state(self, nonce: str | None = None) -> None:
@@ -401,7 +403,8 @@ class GateWorld:
             return
         # Entry 0 is hashed afresh on every reset: its nonce is new unless the seed repeats,
         # so kept entries would serve a benchmark's repeated seeds, not a user's play.
-        ledger.begin(prepared.digest, self.log_settings(), nonce)
+        settings = self.log_settings()  # made once, with its text
+        ledger.begin(prepared.digest, settings, nonce, self._settings_text)
         self.load_counts: dict[str, int] = {}
         self.quarantined: dict[str, tuple[str, str]] = {}
         self.report: tuple[list[str], list[str]] | None = None
