@@ -126,9 +126,9 @@ def text_env_alone(desk: str, case_set: str, steps: int, rounds: int, timer: Cal
         played.append(("text", action))
         return step(action)
 
-    def recorded_calls(calls: list[Any]) -> Any:
-        played.append(("calls", calls))
-        return step_calls(calls)
+    def recorded_calls(calls: list[Any], bound: Any = None) -> Any:
+        played.append(("calls", (calls, bound)))  # the bound calls too: the wrapper keeps them
+        return step_calls(calls, bound)
 
     text_env.reset, text_env.step, text_env.step_calls = recorded_reset, recorded_step, recorded_calls
     driver(env, seed=0)(steps)
@@ -141,7 +141,7 @@ def text_env_alone(desk: str, case_set: str, steps: int, rounds: int, timer: Cal
             if kind == "reset":
                 bare.reset(**what)
             elif kind == "calls":
-                bare.step_calls(what)
+                bare.step_calls(*what)
             else:
                 bare.step(what)
         taken.append(timer() - start)
