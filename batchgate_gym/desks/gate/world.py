@@ -81,15 +81,24 @@ def loader_amount(text: str) -> float:
         return 0.0
 
 
+def loaded_amounts(amounts: Sequence[str]) -> list[float]:
+    """Each amount as :func:`loader_amount` reads it: ``float``, in one pass while every
+    amount is a number."""
+    try:
+        return list(map(float, amounts))
+    except ValueError:
+        return list(map(loader_amount, amounts))
+
+
 def warehouse_rows(table: str, rows: tuple[tuple[str, ...], ...]) -> list[tuple[Any, ...]]:
     """The rows the loader writes for a batch of ``table``: an order's amount as
-    :func:`loader_amount` reads it (``float``, in one pass while every amount is a number)."""
+    :func:`loaded_amounts` reads it."""
     if table == "customers":
         return list(rows)
-    try:
-        return [(o, c, float(amount), cur, st, day) for o, c, amount, cur, st, day in rows]
-    except ValueError:
-        return [(o, c, loader_amount(amount), cur, st, day) for o, c, amount, cur, st, day in rows]
+    amounts = loaded_amounts([row[2] for row in rows])
+    return [
+        (o, c, amount, cur, st, day) for (o, c, _, cur, st, day), amount in zip(rows, amounts, strict=True)
+    ]
 
 
 @dataclass(eq=False)
@@ -274,15 +283,11 @@ _MOST_ROWS_A_STATEMENT = 256  # 1,536 parameters for an order's six columns
 
 def _loader_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) -> list[Any]:
     """The cells the loader writes for these rows of ``table``, row after row in one list:
-    as :func:`warehouse_rows` makes them (an order's amount as :func:`loader_amount` reads
+    as :func:`warehouse_rows` makes them (an order's amount as :func:`loaded_amounts` reads
     it), converted in place, a column at a time."""
     cells: list[Any] = list(itertools.chain.from_iterable(itertools.chain.from_iterable(row_lists)))
-    if table == "orders":
-        amounts = cells[2::6]  # the amount, third of an order's six cells (ImportError above)
-        try:
-            cells[2::6] = map(float, amounts)
-        except ValueError:
-            cells[2::6] = map(loader_amount, amounts)
+    if table == "orders":  # the amount, third of an order's six cells (ImportError above)
+        cells[2::6] = loaded_amounts(cells[2::6])
     return cells
 
 
