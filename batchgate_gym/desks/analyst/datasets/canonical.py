@@ -117,6 +117,16 @@ def _write_parquet(
         tables[name].write_parquet(into / f"{name}.parquet")
 
 
+def _write_canonical(
+    tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
+) -> None:
+    """The canonical copy: this machine's cache of the generated tables, read back whole by
+    polars alone, so LZ4 (the fastest codec polars writes) and no column statistics (a
+    whole read uses none); the agent's ``lake/`` copy keeps polars' defaults."""
+    for name in names:
+        tables[name].write_parquet(into / f"{name}.parquet", compression="lz4", statistics=False)
+
+
 def _write_files(
     tables: dict[str, pl.DataFrame], names: tuple[str, ...], csv: tuple[str, ...], into: Path
 ) -> None:
@@ -186,7 +196,7 @@ def _write_sqlite(
 
 
 _WRITERS: dict[str, Callable[[dict[str, pl.DataFrame], tuple[str, ...], tuple[str, ...], Path], None]] = {
-    "canonical": _write_parquet,
+    "canonical": _write_canonical,
     "lake": _write_parquet,
     "files": _write_files,
     "duckdb": _write_duckdb,
@@ -203,6 +213,13 @@ def canonical_tables(spec: DataSpec) -> dict[str, pl.DataFrame]:
 
 @functools.lru_cache(maxsize=4)
 def _canonical(spec: DataSpec) -> dict[str, pl.DataFrame]:
+    folder = cache_root() / spec.key() / "canonical"
+    if spec.tpch is None and not folder.is_dir():
+        # Written here from the generated tables: those are the files' rows and types
+        # (Parquet keeps every marketplace type), so reading them back would give these.
+        tables = tables_of(spec)
+        _build_atomically(folder, _writer(spec, "canonical"))
+        return {name: tables[name] for name in table_names(spec)}
     folder = dataset_dir(spec, "canonical")
     return {name: pl.read_parquet(folder / f"{name}.parquet") for name in table_names(spec)}
 

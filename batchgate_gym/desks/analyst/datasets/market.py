@@ -16,6 +16,7 @@ a date on, beside whatever changes naturally.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,14 +95,26 @@ def check_scale(scale: object) -> int:
 
 
 def _ids(prefix: str, numbers: np.ndarray, width: int) -> pl.Series:
-    return prefix + pl.Series(numbers.astype(np.int64)).cast(pl.String).str.zfill(width)
+    """``prefix`` and each number, zero-padded to ``width`` digits: taken from the ids of
+    every number below the next power of two, which are written once per process. Each
+    id column would otherwise pay for two string queries of its own (the padding and the
+    prefix), most of a dataset's generation, to write texts the last dataset wrote too."""
+    numbers = numbers.astype(np.int64)
+    bound = 1 << int(numbers.max(initial=0)).bit_length()
+    return _numbered(prefix, bound, width).gather(numbers)
+
+
+@functools.lru_cache(maxsize=32)
+def _numbered(prefix: str, count: int, width: int) -> pl.Series:
+    """The ids of 0 to ``count - 1`` (:func:`_ids`); a gather copies, so nothing changes them."""
+    return prefix + pl.Series(np.arange(count, dtype=np.int64)).cast(pl.String).str.zfill(width)
 
 
 def _days(offsets: np.ndarray) -> pl.Series:
     """Day offsets from :data:`FIRST_DAY` as dates; a negative offset is a missing date."""
     base = (FIRST_DAY - dt.date(1970, 1, 1)).days
-    days = pl.Series(offsets.astype(np.int64) + base).cast(pl.Int32).cast(pl.Date)
-    return pl.select(pl.when(pl.lit(pl.Series(offsets)) >= 0).then(pl.lit(days))).to_series()
+    days = np.where(offsets >= 0, offsets.astype(np.int64) + base, np.nan)  # NaN: no date
+    return pl.Series(days, nan_to_null=True).cast(pl.Int32).cast(pl.Date)
 
 
 def _round2(values: np.ndarray) -> np.ndarray:
