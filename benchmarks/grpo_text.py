@@ -93,6 +93,7 @@ class RunConfig:
     vocab: int = 1500
     width: int = 192
     layers: int = 4
+    pretrain_steps: int = 0  # steps of loss on every token of the transcripts, before the supervised fit
     sft_steps: int = 300
     sft_batch: int = 16
     sft_lr: float = 2e-3
@@ -105,6 +106,7 @@ class RunConfig:
     eval_split: str = "eval"
     eval_cases: int = 0  # N cases of the split drawn by run-model's --sample (seed 0; 0: all)
     max_completion: int = 1024
+    threads: int = 2  # torch's threads (two runs side by side on two cores: 1 each)
 
 
 # -- 1. transcripts -----------------------------------------------------------------------
@@ -271,18 +273,29 @@ def training_examples(
     return examples
 
 
-def fit_supervised(model: Any, examples: list[Any], config: RunConfig, pad_id: int) -> list[float]:
-    """AdamW on the assistant tokens' cross-entropy; the loss every 25 steps."""
+def every_token(examples: Iterable[Any]) -> list[Any]:
+    """The examples with every token in the loss: the tools' answers echo each call, and a
+    ticket's identifiers recur through its episode, so this stage teaches a model built
+    from nothing to copy them, which the assistant's turns alone are too few to teach."""
+    return [(ids, [1] * len(ids)) for ids, _ in examples]
+
+
+def fit_supervised(
+    model: Any, examples: list[Any], config: RunConfig, pad_id: int, steps: int | None = None
+) -> list[float]:
+    """AdamW on the cross-entropy of the tokens each example's mask keeps, for ``steps``
+    (default ``config.sft_steps``); the loss every 25 steps."""
     import torch
 
+    steps = config.sft_steps if steps is None else steps
     rng = random.Random(config.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.sft_lr, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, max_lr=config.sft_lr, total_steps=config.sft_steps, pct_start=0.1
+        optimizer, max_lr=config.sft_lr, total_steps=steps, pct_start=0.1
     )
     model.train()
     losses = []
-    for step in range(config.sft_steps):
+    for step in range(steps):
         batch = rng.sample(examples, config.sft_batch)
         width = max(len(ids) for ids, _ in batch)
         ids = torch.full((len(batch), width), pad_id)
@@ -300,9 +313,9 @@ def fit_supervised(model: Any, examples: list[Any], config: RunConfig, pad_id: i
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        if step % 25 == 0 or step == config.sft_steps - 1:
+        if step % 25 == 0 or step == steps - 1:
             losses.append(round(loss.item(), 4))
-            print(f"supervised step {step}: loss {losses[-1]:.4f}", flush=True)
+            print(f"supervised step {step} of {steps}: loss {losses[-1]:.4f}", flush=True)
     model.eval()
     return losses
 
@@ -951,7 +964,7 @@ def check_markdown(result: Mapping[str, Any]) -> str:
 def run(config: RunConfig, out: Path) -> dict[str, Any]:
     import torch
 
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    torch.set_num_threads(max(1, min(config.threads, os.cpu_count() or 1)))
     out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     chats, mix_rewards = play_mix(config)
@@ -963,7 +976,12 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
     model = build_model(tokenizer, config)
     examples = training_examples(tokenizer, chats, tools)
     sft_began = time.perf_counter()
-    losses = fit_supervised(model, examples, config, tokenizer.pad_token_id)
+    pretrain_losses = []
+    if config.pretrain_steps:
+        pretrain_losses = fit_supervised(
+            model, every_token(examples), config, tokenizer.pad_token_id, config.pretrain_steps
+        )
+    losses = fit_supervised(model, examples, config, tokenizer.pad_token_id) if config.sft_steps else []
     sft_seconds = time.perf_counter() - sft_began
     curve: list[Evaluation] = [evaluate_served(model, tokenizer, config, 0, out)]
     print(f"supervised start: held-out {curve[0].mean} {curve[0].ci95}", flush=True)
@@ -977,6 +995,7 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
         "vocabulary": len(tokenizer),
         "tokens_per_transcript": round(sum(len(ids) for ids, _ in examples) / len(examples), 1),
         "mix_rewards_on_training_cases": mix_rewards,
+        "pretrain_losses": pretrain_losses,
         "supervised_losses": losses,
         "supervised_seconds": round(sft_seconds, 1),
         "curve": [asdict(point) for point in curve],
@@ -1020,8 +1039,9 @@ def markdown(result: Mapping[str, Any], table: str) -> str:
         "",
         f"{config['desk']}: Llama of {result['parameters']:,} parameters, a vocabulary of"
         f" {result['vocabulary']} tokens ({result['tokens_per_transcript']} a transcript on average);"
-        f" supervised on {len(PLANS[config['desk']].mix) * config['transcripts']} transcripts ({mix} on those cases) for"
-        f" {config['sft_steps']} steps, then GRPO for {config['grpo_steps']} steps of"
+        f" fitted to {len(PLANS[config['desk']].mix) * config['transcripts']} transcripts ({mix} on those cases),"
+        f" {config.get('pretrain_steps', 0)} steps on every token and {config['sft_steps']} on the assistant's,"
+        f" then GRPO for {config['grpo_steps']} steps of"
         f" {config['grpo_batch']} rollouts ({config['generations']} a case), temperature {config['temperature']}."
         f" Wall time {result['wall_seconds']:.0f} s on 2 shared CPU cores. Rewards trained on equal the"
         f" desk's replay of the same calls: {result.get('trainer_rewards_are_the_desks')}"

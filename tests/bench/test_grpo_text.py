@@ -68,3 +68,22 @@ def test_the_recorded_rollout_replays_to_the_reward_it_paid() -> None:
     paid = next(args for name, args in changed if name == "issue_refund")
     paid["amount_cents"] = 1
     assert grpo_text.replayed_reward("refund", 5, changed) != reward
+
+
+def test_pretraining_fits_every_token_and_the_supervised_fit_the_calls_alone() -> None:
+    """The stage that teaches copying (``--pretrain-steps``) puts the tools' answers, which
+    echo each call, in the loss; the supervised fit after it only the assistant's turns."""
+    from batchgate_gym.llm.testing import tiny_tokenizer
+
+    chats = [_careful_chat(seed)[0] for seed in (3, 11)]
+    tools = grpo_text.tool_schemas("refund")
+    rendered = [tiny_tokenizer().apply_chat_template(chat, tools=tools, tokenize=False) for chat in chats]
+    tokenizer = grpo_text.build_tokenizer(rendered, 300)
+    examples = grpo_text.training_examples(tokenizer, chats, tools)
+    for (ids, calls_only), (same_ids, every) in zip(examples, grpo_text.every_token(examples), strict=True):
+        assert same_ids == ids and every == [1] * len(ids)
+        assert 0 < sum(calls_only) < len(ids) / 2
+        kept = tokenizer.decode([t for t, m in zip(ids, calls_only, strict=True) if m])
+        assert "lookup_order" in kept and "Ticket for order" not in kept
+    config = grpo_text.RunConfig(pretrain_steps=600)
+    assert "--pretrain-steps 600" in grpo_text.command_of(grpo_text.asdict(config))
