@@ -32,7 +32,8 @@
 The result folder holds the curve (held-out mean reward with its 95% bootstrap interval
 at each evaluation), the start and end rows, the behaviour that changed (refund:
 duplicate payments; gate: the share of episodes that profile a batch before loading
-it), the wall time, the reward parity check and each evaluation's results file.
+it), the wall time, the reward parity check, each evaluation's results file and every
+training rollout's calls and reward (``rollouts.jsonl``).
 
 ``--learning-check`` runs the same loop at the size CI runs it
 (``tests/bench/test_grpo_learning.py``): sixteen refund tickets about one order, a
@@ -93,7 +94,7 @@ class RunConfig:
     vocab: int = 1500
     width: int = 192
     layers: int = 4
-    pretrain_steps: int = 0  # steps of loss on every token of the transcripts, before the supervised fit
+    pretrain_steps: int = 1500  # steps of loss on every token of the transcripts, before the supervised fit
     sft_steps: int = 300
     sft_batch: int = 16
     sft_lr: float = 2e-3
@@ -634,6 +635,8 @@ def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[E
     began = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - began
+    with (out / "rollouts.jsonl").open("w") as kept:  # what each rollout called, and what it earned
+        kept.writelines(json.dumps(rollout, sort_keys=True) + "\n" for rollout in log.rollouts)
     return {"train_seconds": round(seconds, 1), **parity(config.desk, log, trained_on)}
 
 
