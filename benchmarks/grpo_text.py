@@ -181,11 +181,14 @@ def play_mix(config: RunConfig) -> tuple[list[list[dict[str, Any]]], dict[str, f
 
 
 def tool_schemas(desk: str) -> list[dict[str, Any]]:
-    """The tools as TRL shows them to the model: ``get_json_schema`` of each tool method."""
+    """The tools as TRL shows them to the model: ``get_json_schema`` of each tool method, in
+    the order ``GRPOTrainer`` lists an environment's methods (by name). The transcripts,
+    the served model and the trainer's rollouts must render one prompt: in the desk's own
+    order, every training rollout opened on a tool list the model was never fitted on."""
     from transformers.utils import get_json_schema
 
     cls = tool_env_class(desk)
-    return [get_json_schema(getattr(cls, name)) for name in cls.tool_specs]
+    return [get_json_schema(getattr(cls, name)) for name in sorted(cls.tool_specs)]
 
 
 # -- 2. tokenizer and model -----------------------------------------------------------------

@@ -87,3 +87,20 @@ def test_pretraining_fits_every_token_and_the_supervised_fit_the_calls_alone() -
         assert "lookup_order" in kept and "Ticket for order" not in kept
     config = grpo_text.RunConfig(pretrain_steps=600)
     assert "--pretrain-steps 600" in grpo_text.command_of(grpo_text.asdict(config))
+
+
+@pytest.mark.parametrize("desk", ["refund", "gate"])
+def test_the_tools_are_listed_as_the_trainer_lists_them(desk: str) -> None:
+    """TRL's ``GRPOTrainer`` shows the model an environment's public methods in the order
+    ``inspect.getmembers`` gives them (by name): the transcripts the model is fitted on and
+    the served model must list the tools in that order, or every training rollout opens on
+    a prompt the model never saw."""
+    import inspect
+
+    cls = grpo_text.tool_env_class(desk)
+    trainer_order = [
+        name
+        for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    ]
+    assert [tool["function"]["name"] for tool in grpo_text.tool_schemas(desk)] == trainer_order
