@@ -78,10 +78,14 @@ def dataset_dir(spec: DataSpec, kind: str) -> Path:
     """The directory of one kind of copy of ``spec``'s dataset, built if missing."""
     if kind not in KINDS:
         raise ValueError(f"unknown copy {kind!r}")
-    target = cache_root() / spec.key() / kind
+    target = _copy_path(spec, kind)
     if not target.is_dir():
         _build_atomically(target, _writer(spec, kind))
     return target
+
+
+def _copy_path(spec: DataSpec, kind: str) -> Path:
+    return cache_root() / spec.key() / kind
 
 
 def _writer(spec: DataSpec, kind: str) -> Callable[[Path], None]:
@@ -213,14 +217,13 @@ def canonical_tables(spec: DataSpec) -> dict[str, pl.DataFrame]:
 
 @functools.lru_cache(maxsize=4)
 def _canonical(spec: DataSpec) -> dict[str, pl.DataFrame]:
-    folder = cache_root() / spec.key() / "canonical"
-    if spec.tpch is None and not folder.is_dir():
-        # Written here from the generated tables: those are the files' rows and types
+    built_here = spec.tpch is None and not _copy_path(spec, "canonical").is_dir()
+    folder = dataset_dir(spec, "canonical")
+    if built_here:
+        # Written just now from the generated tables: those are the files' rows and types
         # (Parquet keeps every marketplace type), so reading them back would give these.
         tables = tables_of(spec)
-        _build_atomically(folder, _writer(spec, "canonical"))
         return {name: tables[name] for name in table_names(spec)}
-    folder = dataset_dir(spec, "canonical")
     return {name: pl.read_parquet(folder / f"{name}.parquet") for name in table_names(spec)}
 
 
