@@ -58,7 +58,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +103,17 @@ class RunConfig:
     generations: int = 8  # rollouts of each case, the group GRPO compares
     grpo_lr: float = 2e-4
     temperature: float = 1.0
+    beta: float = 0.0  # GRPO's KL penalty towards the supervised start (0: no reference model)
     eval_every: int = 20
     eval_split: str = "eval"
     eval_cases: int = 0  # N cases of the split drawn by run-model's --sample (seed 0; 0: all)
     max_completion: int = 1024
     threads: int = 2  # torch's threads (two runs side by side on two cores: 1 each)
+    start: str = ""  # an earlier run's start_model folder: its fitted model, instead of fitting again
+
+
+# The options that shape the supervised start: with --start, they are the start folder's.
+FIT_FIELDS = ("transcripts", "vocab", "width", "layers", "pretrain_steps", "sft_steps", "sft_batch", "sft_lr")
 
 
 # -- 1. transcripts -----------------------------------------------------------------------
@@ -560,6 +566,7 @@ class GrpoSettings:
     max_calls: int
     max_completion: int
     seed: int
+    beta: float = 0.0  # KL penalty towards the model's saved start (``config._name_or_path``)
 
 
 def grpo_trainer(
@@ -585,7 +592,7 @@ def grpo_trainer(
         max_tool_calling_iterations=settings.max_calls,
         learning_rate=settings.lr,
         temperature=settings.temperature,
-        beta=0.0,
+        beta=settings.beta,
         logging_steps=1,
         report_to="none",
         save_strategy="no",
@@ -623,6 +630,7 @@ def grpo(model: Any, tokenizer: Any, config: RunConfig, out: Path, curve: list[E
         max_calls=PLANS[config.desk].max_calls,
         max_completion=config.max_completion,
         seed=config.seed,
+        beta=config.beta,
     )
 
     class HeldOut(TrainerCallback):  # type: ignore[misc]
@@ -967,12 +975,12 @@ def check_markdown(result: Mapping[str, Any]) -> str:
 # -- the run --------------------------------------------------------------------------------
 
 
-def run(config: RunConfig, out: Path) -> dict[str, Any]:
-    import torch
+def fitted_start(config: RunConfig, out: Path) -> tuple[Any, Any, dict[str, Any]]:
+    """Stages 1 to 3: the mix's transcripts, the tokenizer, the model fitted to them. The
+    fitted model is saved to ``out/start_model`` and read back from there, so that GRPO's
+    reference model (``--beta``) and a later ``--start`` load the same weights."""
+    from transformers import LlamaForCausalLM
 
-    torch.set_num_threads(max(1, min(config.threads, os.cpu_count() or 1)))
-    out.mkdir(parents=True, exist_ok=True)
-    began = time.perf_counter()
     chats, mix_rewards = play_mix(config)
     tools = tool_schemas(config.desk)
     from batchgate_gym.llm.testing import tiny_tokenizer
@@ -981,14 +989,51 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
     tokenizer = build_tokenizer(rendered[:: max(1, len(rendered) // 400)], config.vocab)
     model = build_model(tokenizer, config)
     examples = training_examples(tokenizer, chats, tools)
-    sft_began = time.perf_counter()
+    began = time.perf_counter()
     pretrain_losses = []
     if config.pretrain_steps:
         pretrain_losses = fit_supervised(
             model, every_token(examples), config, tokenizer.pad_token_id, config.pretrain_steps
         )
     losses = fit_supervised(model, examples, config, tokenizer.pad_token_id) if config.sft_steps else []
-    sft_seconds = time.perf_counter() - sft_began
+    facts = {
+        "desk": config.desk,
+        "fit": {name: getattr(config, name) for name in ("seed", *FIT_FIELDS)},
+        "fitted_by": command_of(asdict(config)),
+        "parameters": parameters(model),
+        "vocabulary": len(tokenizer),
+        "tokens_per_transcript": round(sum(len(ids) for ids, _ in examples) / len(examples), 1),
+        "mix_rewards_on_training_cases": mix_rewards,
+        "pretrain_losses": pretrain_losses,
+        "supervised_losses": losses,
+        "supervised_seconds": round(time.perf_counter() - began, 1),
+    }
+    folder = out / "start_model"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "start.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    return LlamaForCausalLM.from_pretrained(folder).eval(), tokenizer, facts
+
+
+def saved_start(folder: Path) -> tuple[Any, Any, dict[str, Any]]:
+    """A start that :func:`fitted_start` saved: its model, tokenizer and facts."""
+    from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
+
+    facts = json.loads((folder / "start.json").read_text())
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
+    return LlamaForCausalLM.from_pretrained(folder).eval(), tokenizer, facts
+
+
+def run(config: RunConfig, out: Path) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(max(1, min(config.threads, os.cpu_count() or 1)))
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    if config.start:
+        model, tokenizer, facts = saved_start(Path(config.start))
+    else:
+        model, tokenizer, facts = fitted_start(config, out)
     curve: list[Evaluation] = [evaluate_served(model, tokenizer, config, 0, out)]
     print(f"supervised start: held-out {curve[0].mean} {curve[0].ci95}", flush=True)
     trained = grpo(model, tokenizer, config, out, curve) if config.grpo_steps else {}
@@ -997,13 +1042,7 @@ def run(config: RunConfig, out: Path) -> dict[str, Any]:
     return {
         "command": command_of(asdict(config)),
         "config": asdict(config),
-        "parameters": parameters(model),
-        "vocabulary": len(tokenizer),
-        "tokens_per_transcript": round(sum(len(ids) for ids, _ in examples) / len(examples), 1),
-        "mix_rewards_on_training_cases": mix_rewards,
-        "pretrain_losses": pretrain_losses,
-        "supervised_losses": losses,
-        "supervised_seconds": round(sft_seconds, 1),
+        **{name: value for name, value in facts.items() if name not in ("desk", "fit")},
         "curve": [asdict(point) for point in curve],
         "start": {"mean": start.mean, "ci95": start.ci95, "behaviour": start.behaviour},
         "end": {"mean": end.mean, "ci95": end.ci95, "behaviour": end.behaviour},
@@ -1029,7 +1068,7 @@ def command_of(config: Mapping[str, Any]) -> str:
     options = [
         f"--{name.replace('_', '-')} {value}"
         for name, value in config.items()
-        if name != "desk" and value != defaults[name]
+        if name != "desk" and value != defaults[name] and not (config.get("start") and name in FIT_FIELDS)
     ]
     return " ".join([f"python benchmarks/grpo_text.py --desk {config['desk']}", *options])
 
@@ -1040,15 +1079,21 @@ def markdown(result: Mapping[str, Any], table: str) -> str:
     mix = ", ".join(
         f"{name} {reward:.4f}" for name, reward in result["mix_rewards_on_training_cases"].items()
     )
+    read_from = ""
+    if config.get("start"):  # the fit ran earlier, in the command that saved the start
+        read_from = f" (read from {config['start']}, saved by `{result.get('fitted_by')}`)"
+    kl = f", KL penalty {config['beta']} towards the start" if config.get("beta") else ""
     lines = [
         f"`{command_of(config)}`",
         "",
         f"{config['desk']}: Llama of {result['parameters']:,} parameters, a vocabulary of"
         f" {result['vocabulary']} tokens ({result['tokens_per_transcript']} a transcript on average);"
         f" fitted to {len(PLANS[config['desk']].mix) * config['transcripts']} transcripts ({mix} on those cases),"
-        f" {config.get('pretrain_steps', 0)} steps on every token and {config['sft_steps']} on the assistant's,"
+        f" {config.get('pretrain_steps', 0)} steps on every token and {config['sft_steps']} on the assistant's"
+        f"{read_from},"
         f" then GRPO for {config['grpo_steps']} steps of"
-        f" {config['grpo_batch']} rollouts ({config['generations']} a case), temperature {config['temperature']}."
+        f" {config['grpo_batch']} rollouts ({config['generations']} a case), temperature {config['temperature']}"
+        f"{kl}."
         f" Wall time {result['wall_seconds']:.0f} s on 2 shared CPU cores. Rewards trained on equal the"
         f" desk's replay of the same calls: {result.get('trainer_rewards_are_the_desks')}"
         f" ({result.get('rollouts_scored', 0)} rollouts).",
@@ -1094,6 +1139,20 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.no_reward and not args.learning_check:
         parser.error("--no-reward goes with --learning-check")
+    if args.start:
+        fit_given = [
+            f"--{name.replace('_', '-')}"
+            for name in FIT_FIELDS
+            if getattr(args, name) != getattr(defaults, name)
+        ]
+        if fit_given or args.learning_check or args.tables_only:
+            taken = fit_given or ["--learning-check" if args.learning_check else "--tables-only"]
+            parser.error(f"--start reads the fitted start from its folder; {' '.join(taken)} not taken")
+        facts = Path(args.start) / "start.json"
+        if not facts.is_file():
+            parser.error(f"--start {args.start}: no start.json there (a run's out/start_model folder)")
+        if json.loads(facts.read_text())["desk"] != args.desk:
+            parser.error(f"--start {args.start} was fitted on another desk than --desk {args.desk}")
     if args.learning_check:
         given = [
             f"--{name.replace('_', '-')}"
@@ -1111,6 +1170,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     args = _arguments(argv)
     config = RunConfig(**{name: getattr(args, name) for name in asdict(RunConfig())})
+    if config.start:  # the fit's options are the start's, so the summary says what was fitted
+        fit = json.loads((Path(config.start) / "start.json").read_text())["fit"]
+        config = replace(config, **{name: fit[name] for name in FIT_FIELDS})
     out = args.out or Path("out/grpo_text") / ("learning_check" if args.learning_check else config.desk)
     if args.learning_check:
         out.mkdir(parents=True, exist_ok=True)

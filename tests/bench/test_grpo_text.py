@@ -104,3 +104,41 @@ def test_the_tools_are_listed_as_the_trainer_lists_them(desk: str) -> None:
         if not name.startswith("_") and name not in ("reset", "get_reward")
     ]
     assert [tool["function"]["name"] for tool in grpo_text.tool_schemas(desk)] == trainer_order
+
+
+def test_a_saved_start_reads_back_as_the_fitted_model(tmp_path: Any) -> None:
+    """A run saves its fitted start; ``--start`` reads that folder back instead of fitting
+    again, so GRPO's settings can be compared from one start: the read-back model gives the
+    fitted model's logits, and its tokenizer the same ids."""
+    import torch
+
+    config = grpo_text.RunConfig(
+        transcripts=2, vocab=400, width=32, layers=1, pretrain_steps=2, sft_steps=2, sft_batch=2
+    )
+    model, tokenizer, facts = grpo_text.fitted_start(config, tmp_path)
+    again, same_tokenizer, same_facts = grpo_text.saved_start(tmp_path / "start_model")
+    text = "<|im_start|>user\nTicket for order 12<|im_end|>"
+    ids = tokenizer(text, return_tensors="pt").input_ids
+    assert same_tokenizer(text, return_tensors="pt").input_ids.tolist() == ids.tolist()
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, again(ids).logits)
+    assert same_facts == facts and facts["fit"]["width"] == 32 and facts["desk"] == "refund"
+    assert str(again.config._name_or_path) == str(tmp_path / "start_model")  # GRPO's reference model (--beta)
+
+
+def test_start_refuses_the_fit_options_it_would_ignore(tmp_path: Any, capsys: Any) -> None:
+    folder = tmp_path / "start_model"
+    folder.mkdir()
+    (folder / "start.json").write_text(json.dumps({"desk": "refund", "fit": {}}))
+    for argv, said in (
+        (["--start", str(folder), "--width", "64"], "--width not taken"),
+        (["--desk", "gate", "--start", str(folder)], "fitted on another desk"),
+        (["--start", str(tmp_path)], "no start.json"),
+    ):
+        with pytest.raises(SystemExit):
+            grpo_text._arguments(argv)
+        assert said in capsys.readouterr().err
+    assert grpo_text._arguments(["--start", str(folder), "--beta", "0.04"]).beta == 0.04
+    config = grpo_text.RunConfig(start=str(folder), width=64, beta=0.04)
+    command = grpo_text.command_of(grpo_text.asdict(config))  # the fit's options are the start's
+    assert command.endswith(f"--beta 0.04 --start {folder}") and "--width" not in command
