@@ -1063,12 +1063,14 @@ def model_table(out: Path, desk: str, first: str, last: str) -> str:
 
 
 def command_of(config: Mapping[str, Any]) -> str:
-    """The command that runs ``config``: the options that differ from the defaults."""
-    defaults = asdict(RunConfig())
+    """The command that runs ``config``: the options that differ from the defaults, in the
+    order ``--help`` lists them (a ``summary.json`` holds its config with sorted keys)."""
     options = [
-        f"--{name.replace('_', '-')} {value}"
-        for name, value in config.items()
-        if name != "desk" and value != defaults[name] and not (config.get("start") and name in FIT_FIELDS)
+        f"--{name.replace('_', '-')} {config.get(name, default)}"
+        for name, default in asdict(RunConfig()).items()
+        if name != "desk"
+        and config.get(name, default) != default
+        and not (config.get("start") and name in FIT_FIELDS)
     ]
     return " ".join([f"python benchmarks/grpo_text.py --desk {config['desk']}", *options])
 
