@@ -566,7 +566,7 @@ class GrpoSettings:
     max_calls: int
     max_completion: int
     seed: int
-    beta: float = 0.0  # KL penalty towards the model's saved start (``config._name_or_path``)
+    beta: float  # KL penalty towards the model's saved start (``config._name_or_path``); 0: none
 
 
 def grpo_trainer(
@@ -905,6 +905,7 @@ def _learning_check(check: LearningCheck, out: Path) -> dict[str, Any]:
         max_calls=plan.max_calls,
         max_completion=160,
         seed=check.seed,
+        beta=0.0,
     )
     log = RolloutLog()
     factory = recording_factory("refund", log, train, check.pays_reward)
@@ -1015,13 +1016,18 @@ def fitted_start(config: RunConfig, out: Path) -> tuple[Any, Any, dict[str, Any]
     return LlamaForCausalLM.from_pretrained(folder).eval(), tokenizer, facts
 
 
+def start_facts(folder: Path) -> dict[str, Any]:
+    """What :func:`fitted_start` wrote of a start beside its weights (``start.json``)."""
+    facts: dict[str, Any] = json.loads((folder / "start.json").read_text())
+    return facts
+
+
 def saved_start(folder: Path) -> tuple[Any, Any, dict[str, Any]]:
     """A start that :func:`fitted_start` saved: its model, tokenizer and facts."""
     from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
-    facts = json.loads((folder / "start.json").read_text())
     tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
-    return LlamaForCausalLM.from_pretrained(folder).eval(), tokenizer, facts
+    return LlamaForCausalLM.from_pretrained(folder).eval(), tokenizer, start_facts(folder)
 
 
 def run(config: RunConfig, out: Path) -> dict[str, Any]:
@@ -1150,10 +1156,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         if fit_given or args.learning_check or args.tables_only:
             taken = fit_given or ["--learning-check" if args.learning_check else "--tables-only"]
             parser.error(f"--start reads the fitted start from its folder; {' '.join(taken)} not taken")
-        facts = Path(args.start) / "start.json"
-        if not facts.is_file():
+        if not (Path(args.start) / "start.json").is_file():
             parser.error(f"--start {args.start}: no start.json there (a run's out/start_model folder)")
-        if json.loads(facts.read_text())["desk"] != args.desk:
+        if start_facts(Path(args.start))["desk"] != args.desk:
             parser.error(f"--start {args.start} was fitted on another desk than --desk {args.desk}")
     if args.learning_check:
         given = [
@@ -1173,7 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     config = RunConfig(**{name: getattr(args, name) for name in asdict(RunConfig())})
     if config.start:  # the fit's options are the start's, so the summary says what was fitted
-        fit = json.loads((Path(config.start) / "start.json").read_text())["fit"]
+        fit = start_facts(Path(config.start))["fit"]
         config = replace(config, **{name: fit[name] for name in FIT_FIELDS})
     out = args.out or Path("out/grpo_text") / ("learning_check" if args.learning_check else config.desk)
     if args.learning_check:
