@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import operator
 import os
 import sqlite3
 import threading
@@ -291,28 +292,37 @@ def _loader_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) ->
     return cells
 
 
-def _insert_rows(conn: sqlite3.Connection, table: str, cells: list[Any], whole: bool = False) -> None:
+def _insert_rows(
+    conn: sqlite3.Connection,
+    table: str,
+    cells: list[Any],
+    whole: bool = False,
+    columns: tuple[str, ...] | None = None,
+) -> None:
     """Rows into the warehouse's ``table`` (their ``cells``, row after row) by multi-row
     INSERTs, whose texts stay compiled on the builder: a statement a row would pay its own
     run, from Python and in SQLite. ``whole``: the rows in one statement (the warehouse,
     as many rows in every generated case); otherwise, and past the most rows a statement
-    takes, in chunks of a power of two rows, so that a handful of texts serves any count."""
-    width = len(TABLE_COLUMNS[table])
+    takes, in chunks of a power of two rows, so that a handful of texts serves any count.
+    ``columns``: the cells fill these columns of each row (the rest NULL); all by default."""
+    columns = TABLE_COLUMNS[table] if columns is None else columns
+    width = len(columns)
     start, left = 0, len(cells) // width
     while left:
         if whole and left <= _MOST_ROWS_A_STATEMENT:
             count = left
         else:
             count = 1 << min(left.bit_length() - 1, _MOST_ROWS_A_STATEMENT.bit_length() - 1)
-        conn.execute(_multi_row_insert(table, count), cells[start : start + count * width])
+        conn.execute(_multi_row_insert(table, count, columns), cells[start : start + count * width])
         start += count * width
         left -= count
 
 
 @functools.cache
-def _multi_row_insert(table: str, count: int) -> str:
-    row = "(" + ", ".join("?" * len(TABLE_COLUMNS[table])) + ")"
-    return f"INSERT INTO wh_{table} VALUES " + ", ".join([row] * count)
+def _multi_row_insert(table: str, count: int, columns: tuple[str, ...]) -> str:
+    row = "(" + ", ".join("?" * len(columns)) + ")"
+    named = "" if columns == TABLE_COLUMNS[table] else " (" + ", ".join(columns) + ")"
+    return f"INSERT INTO wh_{table}{named} VALUES " + ", ".join([row] * count)
 
 
 def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
@@ -320,13 +330,60 @@ def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
     customers first, and the mart read.
 
     Each batch's rows go in as :meth:`GateWorld.insert` puts them there (orders with their
-    amounts as :func:`loader_amount` reads them), in the staged order, so the warehouse
-    holds what the live loader would leave, row for row.
+    amounts as :func:`loader_amount` reads them), in the staged order, each row's cells in
+    the columns the mart reads (:func:`mart_columns`; the others stay NULL, as nothing
+    reads them before the rollback), so the mart sees what the live loader would leave.
     """
     for table in ("customers", "orders"):
         clean = [batch.rows for batch in case.batches if batch.table == table and not batch.truth.defective]
-        _insert_rows(conn, table, _loader_cells(table, clean))
+        _insert_rows(conn, table, _mart_cells(table, clean), columns=mart_columns()[table])
     return mart_usd(conn)
+
+
+@functools.cache
+def mart_columns() -> Mapping[str, tuple[str, ...]]:
+    """The warehouse columns :data:`MART_SQL` reads, per table, in the table's order.
+
+    Asked of SQLite, whose authorizer is told of every column a statement reads when it
+    compiles, so the reference binds what the mart reads however its query changes; a
+    table of which it reads no column keeps them all (its rows may still count).
+    """
+    conn = sqlite3.connect(":memory:")
+    read: set[tuple[str, str]] = set()
+
+    def note(action: int, table: str | None, column: str | None, _db: str | None, _by: str | None) -> int:
+        if action == sqlite3.SQLITE_READ and table and column:
+            read.add((table, column))
+        return sqlite3.SQLITE_OK
+
+    try:
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.set_authorizer(note)
+        conn.execute("EXPLAIN " + MART_SQL).fetchall()  # compiled, nothing read
+    finally:
+        conn.close()
+    columns = {
+        table: tuple(name for name in names if (f"wh_{table}", name) in read)
+        for table, names in TABLE_COLUMNS.items()
+    }
+    return FrozenDict({table: found or TABLE_COLUMNS[table] for table, found in columns.items()})
+
+
+def _mart_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) -> list[Any]:
+    """:func:`_loader_cells` of these rows in the columns the mart reads alone."""
+    wanted = mart_columns()[table]
+    if wanted == TABLE_COLUMNS[table]:
+        return _loader_cells(table, row_lists)
+    pick = operator.itemgetter(*(TABLE_COLUMNS[table].index(name) for name in wanted))
+    rows = itertools.chain.from_iterable(row_lists)
+    cells: list[Any] = (
+        list(itertools.chain.from_iterable(map(pick, rows))) if len(wanted) > 1 else list(map(pick, rows))
+    )
+    if table == "orders" and "amount" in wanted:
+        at = wanted.index("amount")
+        cells[at :: len(wanted)] = loaded_amounts(cells[at :: len(wanted)])
+    return cells
 
 
 # A customers batch loaded by the live loader: copied by SQLite from its staging table, in

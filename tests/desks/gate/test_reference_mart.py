@@ -1,9 +1,10 @@
 """The grader's reference mart, built with the case's image, is what the live loader makes.
 
 The reference is computed when a case is prepared by inserting the clean batches' rows,
-orders with their amounts as the loader reads them; these tests load the same batches
-through the world's own loader and compare the warehouse row for row and the mart
-exactly, on generated cases and on amounts chosen to be awkward for a float. The
+orders with their amounts as the loader reads them, in the columns the mart reads;
+these tests load the same batches through the world's own loader and compare those
+columns row for row (types included) and the mart exactly, on generated cases and on
+amounts chosen to be awkward for a float. The
 builder keeps its own statements compiled from image to image: the last tests hold it
 to compiling only what names an image's own tables, and to never running one image's
 staging statements on another's.
@@ -16,9 +17,11 @@ from typing import Any
 
 import pytest
 
+from batchgate_gym.desks.gate import world
 from batchgate_gym.desks.gate.cases import Case, load_cases
+from batchgate_gym.desks.gate.contract import TABLE_COLUMNS
 from batchgate_gym.desks.gate.generator import build_case
-from batchgate_gym.desks.gate.world import GateWorld, _builder, _reference_mart, prepare
+from batchgate_gym.desks.gate.world import GateWorld, _builder, _reference_mart, mart_columns, prepare
 
 _AWKWARD = [
     "nan",
@@ -36,11 +39,16 @@ _AWKWARD = [
     "0x10",
     "7",
 ]
-_DUMP = {
-    "customers": "SELECT rowid, customer_id, email, country, signup_date FROM wh_customers ORDER BY rowid",
-    "orders": "SELECT rowid, order_id, customer_id, amount, typeof(amount), currency, status, order_date"
-    " FROM wh_orders ORDER BY rowid",
-}
+
+
+def _mart_dump(conn: Any) -> dict[str, list[Any]]:
+    """Every warehouse row's cells in the columns the mart reads, an amount's type too."""
+    dump = {}
+    for table, columns in mart_columns().items():
+        typed = ", typeof(amount)" if "amount" in columns else ""
+        sql = f"SELECT rowid, {', '.join(columns)}{typed} FROM wh_{table} ORDER BY rowid"
+        dump[table] = conn.execute(sql).fetchall()
+    return dump
 
 
 def _live_reference(case: Case) -> tuple[float, dict[str, list[Any]]]:
@@ -51,8 +59,7 @@ def _live_reference(case: Case) -> tuple[float, dict[str, list[Any]]]:
         for batch in case.batches:
             if batch.table == table and not batch.truth.defective:
                 world.insert(batch)
-    dump = {table: world.conn.execute(sql).fetchall() for table, sql in _DUMP.items()}
-    return world.mart_usd(), dump
+    return world.mart_usd(), _mart_dump(world.conn)
 
 
 def _with_amounts(case_dict: dict[str, Any], amounts: list[str]) -> dict[str, Any]:
@@ -81,11 +88,24 @@ def test_awkward_amounts_give_the_same_warehouse_and_mart(shift: int) -> None:
     case = load_cases([case_dict])[0]
     mart, live = _live_reference(case)
     assert repr(prepare(case).reference_mart) == repr(mart)  # a NaN mart reads as NaN in both
-    # The same rows, types included, as the reference build leaves them.
+    # The same rows in the mart's columns, types included, as the reference build leaves them.
     conn = _builder()  # the connection images are built on
     conn.deserialize(prepare(case).image)
     _reference_mart(conn, case)
-    assert {table: conn.execute(sql).fetchall() for table, sql in _DUMP.items()} == live
+    assert _mart_dump(conn) == live
+
+
+def test_the_reference_binds_the_columns_the_mart_reads_whatever_it_reads(monkeypatch: Any) -> None:
+    # Asked of SQLite: the join's keys and the summed amount now; a mart that read another
+    # column (or none of a table, counting its rows) would have the reference fill it.
+    assert mart_columns() == {"customers": ("customer_id",), "orders": ("customer_id", "amount")}
+    monkeypatch.setattr(world, "MART_SQL", "SELECT SUM(amount) FROM wh_orders WHERE status = 'paid'")
+    mart_columns.cache_clear()
+    try:
+        assert mart_columns()["orders"] == ("amount", "status")
+        assert mart_columns()["customers"] == TABLE_COLUMNS["customers"]
+    finally:
+        mart_columns.cache_clear()
 
 
 @pytest.mark.parametrize("seed", range(6))
