@@ -282,13 +282,24 @@ _IMAGE_NUMBERS = itertools.count(1)  # each image's own statements name it (``_b
 _MOST_ROWS_A_STATEMENT = 256  # 1,536 parameters for an order's six columns
 
 
-def _loader_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) -> list[Any]:
-    """The cells the loader writes for these rows of ``table``, row after row in one list:
-    as :func:`warehouse_rows` makes them (an order's amount as :func:`loaded_amounts` reads
-    it), converted in place, a column at a time."""
-    cells: list[Any] = list(itertools.chain.from_iterable(itertools.chain.from_iterable(row_lists)))
-    if table == "orders":  # the amount, third of an order's six cells (ImportError above)
-        cells[2::6] = loaded_amounts(cells[2::6])
+def _loader_cells(
+    table: str, row_lists: Iterable[Sequence[tuple[str, ...]]], columns: tuple[str, ...] | None = None
+) -> list[Any]:
+    """The cells the loader writes for these rows of ``table``, in ``columns`` (all by
+    default), row after row in one list: as :func:`warehouse_rows` makes them (an order's
+    amount as :func:`loaded_amounts` reads it), converted in place, a column at a time."""
+    rows = itertools.chain.from_iterable(row_lists)
+    if columns is None or columns == TABLE_COLUMNS[table]:
+        cells: list[Any] = list(itertools.chain.from_iterable(rows))
+        if table == "orders":  # the amount, third of an order's six cells (ImportError above)
+            cells[2::6] = loaded_amounts(cells[2::6])
+        return cells
+    pick = operator.itemgetter(*(TABLE_COLUMNS[table].index(name) for name in columns))
+    width = len(columns)
+    cells = list(itertools.chain.from_iterable(map(pick, rows))) if width > 1 else list(map(pick, rows))
+    if table == "orders" and "amount" in columns:
+        at = columns.index("amount")
+        cells[at::width] = loaded_amounts(cells[at::width])
     return cells
 
 
@@ -336,7 +347,8 @@ def _reference_mart(conn: sqlite3.Connection, case: Case) -> float:
     """
     for table in ("customers", "orders"):
         clean = [batch.rows for batch in case.batches if batch.table == table and not batch.truth.defective]
-        _insert_rows(conn, table, _mart_cells(table, clean), columns=mart_columns()[table])
+        columns = mart_columns()[table]
+        _insert_rows(conn, table, _loader_cells(table, clean, columns), columns=columns)
     return mart_usd(conn)
 
 
@@ -349,6 +361,7 @@ def mart_columns() -> Mapping[str, tuple[str, ...]]:
     table of which it reads no column keeps them all (its rows may still count).
     """
     conn = sqlite3.connect(":memory:")
+    conn.deserialize(schema_image(_SCHEMA))  # the empty warehouse every image starts from
     read: set[tuple[str, str]] = set()
 
     def note(action: int, table: str | None, column: str | None, _db: str | None, _by: str | None) -> int:
@@ -357,8 +370,6 @@ def mart_columns() -> Mapping[str, tuple[str, ...]]:
         return sqlite3.SQLITE_OK
 
     try:
-        for statement in _SCHEMA:
-            conn.execute(statement)
         conn.set_authorizer(note)
         conn.execute("EXPLAIN " + MART_SQL).fetchall()  # compiled, nothing read
     finally:
@@ -368,22 +379,6 @@ def mart_columns() -> Mapping[str, tuple[str, ...]]:
         for table, names in TABLE_COLUMNS.items()
     }
     return FrozenDict({table: found or TABLE_COLUMNS[table] for table, found in columns.items()})
-
-
-def _mart_cells(table: str, row_lists: Iterable[Sequence[tuple[str, ...]]]) -> list[Any]:
-    """:func:`_loader_cells` of these rows in the columns the mart reads alone."""
-    wanted = mart_columns()[table]
-    if wanted == TABLE_COLUMNS[table]:
-        return _loader_cells(table, row_lists)
-    pick = operator.itemgetter(*(TABLE_COLUMNS[table].index(name) for name in wanted))
-    rows = itertools.chain.from_iterable(row_lists)
-    cells: list[Any] = (
-        list(itertools.chain.from_iterable(map(pick, rows))) if len(wanted) > 1 else list(map(pick, rows))
-    )
-    if table == "orders" and "amount" in wanted:
-        at = wanted.index("amount")
-        cells[at :: len(wanted)] = loaded_amounts(cells[at :: len(wanted)])
-    return cells
 
 
 # A customers batch loaded by the live loader: copied by SQLite from its staging table, in
